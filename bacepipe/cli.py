@@ -1,0 +1,30 @@
+"""Shared command-line plumbing: bad input is one line on stderr and exit status 2."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Callable
+
+from bacepipe.errors import InputError
+
+EXIT_BAD_INPUT = 2
+
+
+class OneLineParser(argparse.ArgumentParser):
+    """An ArgumentParser whose usage errors are a single line (no usage dump), exit status 2."""
+
+    def error(self, message: str):
+        self.exit(EXIT_BAD_INPUT, f"{self.prog}: {message}\n")
+
+
+def run_cli(prog: str, body: Callable[[], int]) -> int:
+    """Run ``body``; an InputError becomes ``prog: field: problem`` on stderr and exit status 2."""
+    try:
+        return body()
+    except InputError as err:
+        print(f"{prog}: {err}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    except KeyboardInterrupt:
+        print(f"{prog}: interrupted", file=sys.stderr)
+        return 130

@@ -1,0 +1,388 @@
+"""Scenarios: regions, links and jobs (SPEC §1, §9, §12), parsed and validated from YAML or a dict.
+
+:func:`parse_scenario` is the only way in. It checks every field, fills the defaults, derives the
+links (B_u + B_v)/2 when the matrix is left out, applies ``bandwidth_scale`` and ``gpu_scale``
+(SPEC §10a) and returns a frozen :class:`Scenario` that holds the scaled values. Every problem is
+an :class:`~bacepipe.errors.InputError` whose message names the field, e.g.
+``regions[2].gpus: must be >= 0, got -1``.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import yaml
+
+from bacepipe.errors import InputError
+from bacepipe.model.hardware import HARDWARE_FIELDS, INTEGER_HARDWARE_FIELDS, Hardware
+
+MEMORY_MODELS = ("none", "adam_mixed")
+LATENCY_MODES = ("none", "geo")
+#: One-way latency per great-circle km (SPEC §12: ~200 km/ms in fibre with a 2x route factor).
+GEO_MS_PER_KM = 1.0 / 100.0
+#: Upper bounds that keep every derived quantity finite and every count inside int64.
+MAX_GPUS = 10_000_000
+EARTH_RADIUS_KM = 6371.0
+
+_TOP_KEYS = ("hardware", "regions", "links_gbps", "latency_ms", "latency", "memory_model", "jobs")
+_REGION_KEYS = ("name", "gpus", "price", "bandwidth_gbps", "lat", "lon", "price_profile",
+                "utc_offset_h")
+_JOB_KEYS = ("name", "model", "params_b", "layers", "hidden", "batch_size", "dataset_samples",
+             "epochs", "arrival_h")
+
+
+@dataclass(frozen=True)
+class Region:
+    """A cloud region. ``price`` in $/kWh, ``bandwidth_gbps`` in Gbit/s (None when links are given).
+
+    ``price_profile`` (24 multipliers by local hour) and ``utc_offset_h`` switch on time-of-use
+    prices (SPEC §12); None means a flat price.
+    """
+
+    name: str
+    gpus: int
+    price: float
+    bandwidth_gbps: float | None = None
+    lat: float | None = None
+    lon: float | None = None
+    price_profile: tuple[float, ...] | None = None
+    utc_offset_h: float = 0.0
+
+
+@dataclass(frozen=True)
+class Job:
+    """An LLM training job (SPEC §1). ``params_b`` in billions; ``arrival_h`` in hours from t = 0."""
+
+    name: str
+    params_b: float
+    layers: int
+    hidden: int
+    batch_size: int
+    dataset_samples: int
+    model: str = ""
+    epochs: float = 1.0
+    arrival_h: float = 0.0
+
+
+@dataclass(frozen=True)
+class Scenario:
+    """A validated scenario with scaled values.
+
+    ``links_gbps[u][v]`` is the nominal bandwidth u→v in Gbit/s (0: no link); ``latency_ms[u][v]``
+    the one-way latency in ms, or None when latency is off.
+    """
+
+    regions: tuple[Region, ...]
+    jobs: tuple[Job, ...]
+    links_gbps: tuple[tuple[float, ...], ...]
+    hardware: Hardware = field(default_factory=Hardware)
+    latency_ms: tuple[tuple[float, ...], ...] | None = None
+    memory_model: str = "none"
+
+    @property
+    def time_of_use(self) -> bool:
+        return any(r.price_profile is not None for r in self.regions)
+
+    def to_dict(self) -> dict:
+        """The scenario in the YAML shape of SPEC §9, with the scaled values: parsing it again gives
+        an equal scenario."""
+        regions = []
+        for r in self.regions:
+            d = {"name": r.name, "gpus": r.gpus, "price": r.price}
+            for key in ("bandwidth_gbps", "lat", "lon"):
+                if getattr(r, key) is not None:
+                    d[key] = getattr(r, key)
+            if r.price_profile is not None:
+                d["price_profile"] = list(r.price_profile)
+                d["utc_offset_h"] = r.utc_offset_h
+            regions.append(d)
+        out = {
+            "hardware": self.hardware.to_dict(),
+            "regions": regions,
+            "links_gbps": [list(row) for row in self.links_gbps],
+            "jobs": [
+                {"name": j.name, "model": j.model, "params_b": j.params_b, "layers": j.layers,
+                 "hidden": j.hidden, "batch_size": j.batch_size,
+                 "dataset_samples": j.dataset_samples, "epochs": j.epochs,
+                 "arrival_h": j.arrival_h}
+                for j in self.jobs
+            ],
+        }
+        if self.latency_ms is not None:
+            out["latency_ms"] = [list(row) for row in self.latency_ms]
+        if self.memory_model != "none":
+            out["memory_model"] = self.memory_model
+        return out
+
+
+def scale_gpus(gpus, gpu_scale: float):
+    """SPEC §10a: G → max(1, floor(G·gpu_scale + 0.5)) for G > 0; 0 stays 0. Works on arrays."""
+    if gpu_scale == 1.0:
+        return gpus
+    scaled = np.maximum(1, np.floor(np.asarray(gpus) * gpu_scale + 0.5)).astype(np.int64)
+    return np.where(np.asarray(gpus) > 0, scaled, 0)
+
+
+# --------------------------------------------------------------------------- field checks
+
+
+def _number(value, name: str, *, minimum: float | None = None, strict: bool = False,
+            integer: bool = False, maximum: float | None = None) -> float | int:
+    """A finite number (an int when ``integer``) within the bounds, or an InputError naming it."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        kind = "an integer" if integer else "a number"
+        raise InputError(name, f"must be {kind}, got {value!r}")
+    if not math.isfinite(value):
+        raise InputError(name, f"must be finite, got {value!r}")
+    if integer:
+        if float(value) != int(value):
+            raise InputError(name, f"must be an integer, got {value!r}")
+        value = int(value)
+    else:
+        value = float(value)
+    if minimum is not None:
+        if strict and not value > minimum:
+            raise InputError(name, f"must be > {minimum:g}, got {value!r}")
+        if not strict and not value >= minimum:
+            raise InputError(name, f"must be >= {minimum:g}, got {value!r}")
+    if maximum is not None and value > maximum:
+        raise InputError(name, f"must be <= {maximum:g}, got {value!r}")
+    return value
+
+
+def _mapping(value, name: str, allowed: Sequence[str]) -> Mapping:
+    if not isinstance(value, Mapping):
+        raise InputError(name, f"must be a mapping, got {type(value).__name__}")
+    for key in value:
+        if key not in allowed:
+            raise InputError(f"{name}.{key}" if name else str(key),
+                             f"unknown key (allowed: {', '.join(allowed)})")
+    return value
+
+
+def _required(mapping: Mapping, key: str, name: str):
+    if key not in mapping or mapping[key] is None:
+        raise InputError(f"{name}.{key}", "missing")
+    return mapping[key]
+
+
+def _list(value, name: str) -> list:
+    if isinstance(value, (str, bytes)) or not isinstance(value, Sequence):
+        raise InputError(name, f"must be a list, got {type(value).__name__}")
+    return list(value)
+
+
+def _matrix(value, name: str, n: int) -> tuple[tuple[float, ...], ...]:
+    """An n×n matrix of finite numbers >= 0 with a zero diagonal."""
+    rows = _list(value, name)
+    if len(rows) != n:
+        raise InputError(name, f"must have {n} rows (one per region), got {len(rows)}")
+    out = []
+    for u, row in enumerate(rows):
+        row = _list(row, f"{name}[{u}]")
+        if len(row) != n:
+            raise InputError(f"{name}[{u}]", f"must have {n} entries, got {len(row)}")
+        vals = tuple(_number(x, f"{name}[{u}][{v}]", minimum=0.0) for v, x in enumerate(row))
+        if vals[u] != 0.0:
+            raise InputError(f"{name}[{u}][{u}]", f"diagonal must be 0, got {vals[u]!r}")
+        out.append(vals)
+    return tuple(out)
+
+
+def _text(value, name: str) -> str:
+    if not isinstance(value, str) or not value.strip():
+        raise InputError(name, f"must be a non-empty string, got {value!r}")
+    return value
+
+
+# --------------------------------------------------------------------------- parsing
+
+
+def parse_hardware(data, name: str = "hardware") -> Hardware:
+    """Hardware from a mapping of overrides (missing keys keep the SPEC §1 defaults)."""
+    data = _mapping({} if data is None else data, name, HARDWARE_FIELDS)
+    values = {}
+    for key, raw in data.items():
+        field_name = f"{name}.{key}"
+        if key in INTEGER_HARDWARE_FIELDS:
+            values[key] = _number(raw, field_name, minimum=1, integer=True, maximum=1e9)
+        elif key == "stage_overhead_ms":
+            values[key] = _number(raw, field_name, minimum=0.0)
+        elif key == "mfu":
+            values[key] = _number(raw, field_name, minimum=0.0, strict=True, maximum=1.0)
+        else:
+            values[key] = _number(raw, field_name, minimum=0.0, strict=True)
+    return Hardware(**values)
+
+
+def _parse_region(data, name: str, gpu_scale: float) -> Region:
+    data = _mapping(data, name, _REGION_KEYS)
+    gpus = _number(_required(data, "gpus", name), f"{name}.gpus", minimum=0, integer=True,
+                   maximum=MAX_GPUS)
+    gpus = int(scale_gpus(gpus, gpu_scale))
+    bandwidth = data.get("bandwidth_gbps")
+    if bandwidth is not None:
+        bandwidth = _number(bandwidth, f"{name}.bandwidth_gbps", minimum=0.0, strict=True)
+    coords = {}
+    for key, bound in (("lat", 90.0), ("lon", 180.0)):
+        if data.get(key) is not None:
+            coords[key] = _number(data[key], f"{name}.{key}", minimum=-bound, maximum=bound)
+    profile = data.get("price_profile")
+    offset = 0.0
+    if profile is not None:
+        profile = _list(profile, f"{name}.price_profile")
+        if len(profile) != 24:
+            raise InputError(f"{name}.price_profile", f"must have 24 entries, got {len(profile)}")
+        profile = tuple(_number(x, f"{name}.price_profile[{h}]", minimum=0.0, strict=True)
+                        for h, x in enumerate(profile))
+        if data.get("utc_offset_h") is not None:
+            offset = _number(data["utc_offset_h"], f"{name}.utc_offset_h", minimum=-24.0,
+                             maximum=24.0)
+    elif data.get("utc_offset_h") is not None:
+        raise InputError(f"{name}.utc_offset_h", "only allowed with price_profile")
+    return Region(
+        name=_text(_required(data, "name", name), f"{name}.name"),
+        gpus=gpus,
+        price=_number(_required(data, "price", name), f"{name}.price", minimum=0.0, strict=True),
+        bandwidth_gbps=bandwidth,
+        price_profile=profile,
+        utc_offset_h=offset,
+        **coords,
+    )
+
+
+def _parse_job(data, name: str, hardware: Hardware) -> Job:
+    data = _mapping(data, name, _JOB_KEYS)
+    batch = _number(_required(data, "batch_size", name), f"{name}.batch_size", minimum=1,
+                    integer=True, maximum=1e12)
+    if batch % hardware.micro_batch_size:
+        raise InputError(f"{name}.batch_size", f"must be a multiple of hardware.micro_batch_size "
+                         f"({hardware.micro_batch_size}), got {batch}")
+    model = data.get("model", "")
+    if not isinstance(model, str):
+        raise InputError(f"{name}.model", f"must be a string, got {model!r}")
+    return Job(
+        name=_text(_required(data, "name", name), f"{name}.name"),
+        model=model,
+        params_b=_number(_required(data, "params_b", name), f"{name}.params_b", minimum=0.0,
+                         strict=True, maximum=1e6),
+        layers=_number(_required(data, "layers", name), f"{name}.layers", minimum=1, integer=True,
+                       maximum=1e6),
+        hidden=_number(_required(data, "hidden", name), f"{name}.hidden", minimum=1, integer=True,
+                       maximum=1e9),
+        batch_size=batch,
+        dataset_samples=_number(_required(data, "dataset_samples", name),
+                                f"{name}.dataset_samples", minimum=1, integer=True,
+                                maximum=1e15),
+        epochs=_number(data.get("epochs", 1.0), f"{name}.epochs", minimum=0.0, strict=True,
+                       maximum=1e6),
+        arrival_h=_number(data.get("arrival_h", 0.0), f"{name}.arrival_h", minimum=0.0,
+                          maximum=1e9),
+    )
+
+
+def geo_latency_ms(regions: Sequence[Region]) -> tuple[tuple[float, ...], ...]:
+    """One-way latency from coordinates: great-circle km / 100 (SPEC §12), haversine formula."""
+    out = []
+    for a in regions:
+        row = []
+        for b in regions:
+            if a is b:
+                row.append(0.0)
+                continue
+            p1, p2 = math.radians(a.lat), math.radians(b.lat)
+            dp, dl = p2 - p1, math.radians(b.lon - a.lon)
+            h = math.sin(dp / 2) ** 2 + math.cos(p1) * math.cos(p2) * math.sin(dl / 2) ** 2
+            km = 2 * EARTH_RADIUS_KM * math.asin(min(1.0, math.sqrt(h)))
+            row.append(km * GEO_MS_PER_KM)
+        out.append(tuple(row))
+    return tuple(out)
+
+
+def parse_scenario(data, *, bandwidth_scale: float = 1.0, gpu_scale: float = 1.0) -> Scenario:
+    """Validate a scenario mapping (SPEC §9 shape) and return it with scales applied.
+
+    Raises
+    ------
+    InputError
+        For any unknown, missing or out-of-range field, naming it.
+    """
+    bandwidth_scale = _number(bandwidth_scale, "bandwidth_scale", minimum=0.0, strict=True)
+    gpu_scale = _number(gpu_scale, "gpu_scale", minimum=0.0, strict=True)
+    data = _mapping(data, "", _TOP_KEYS)
+    hardware = parse_hardware(data.get("hardware"))
+
+    raw_regions = _list(_required(data, "regions", "scenario"), "regions")
+    if not raw_regions:
+        raise InputError("regions", "must list at least one region")
+    regions = tuple(_parse_region(r, f"regions[{i}]", gpu_scale) for i, r in enumerate(raw_regions))
+    seen = set()
+    for i, r in enumerate(regions):
+        if r.name in seen:
+            raise InputError(f"regions[{i}].name", f"duplicate region name {r.name!r}")
+        seen.add(r.name)
+    if sum(r.gpus for r in regions) == 0:
+        raise InputError("regions", "the cluster has 0 GPUs: no job could ever be placed")
+
+    n = len(regions)
+    if data.get("links_gbps") is not None:
+        links = _matrix(data["links_gbps"], "links_gbps", n)
+    else:
+        for i, r in enumerate(regions):
+            if r.bandwidth_gbps is None:
+                raise InputError(f"regions[{i}].bandwidth_gbps", "missing (and no links_gbps given)")
+        links = tuple(tuple(0.0 if u == v else (a.bandwidth_gbps + b.bandwidth_gbps) / 2
+                            for v, b in enumerate(regions)) for u, a in enumerate(regions))
+    if bandwidth_scale != 1.0:
+        links = tuple(tuple(x * bandwidth_scale for x in row) for row in links)
+
+    latency_mode = data.get("latency", "none")
+    if latency_mode not in LATENCY_MODES:
+        raise InputError("latency", f"must be one of {', '.join(LATENCY_MODES)}, got {latency_mode!r}")
+    latency = None
+    if data.get("latency_ms") is not None:
+        if latency_mode == "geo":
+            raise InputError("latency_ms", "give either latency_ms or latency: geo, not both")
+        latency = _matrix(data["latency_ms"], "latency_ms", n)
+    elif latency_mode == "geo":
+        for i, r in enumerate(regions):
+            if r.lat is None or r.lon is None:
+                raise InputError(f"regions[{i}].lat", "latency: geo needs lat and lon on every region")
+        latency = geo_latency_ms(regions)
+
+    memory_model = data.get("memory_model", "none")
+    if memory_model not in MEMORY_MODELS:
+        raise InputError("memory_model",
+                         f"must be one of {', '.join(MEMORY_MODELS)}, got {memory_model!r}")
+
+    raw_jobs = _list(_required(data, "jobs", "scenario"), "jobs")
+    if not raw_jobs:
+        raise InputError("jobs", "must list at least one job")
+    jobs = tuple(_parse_job(j, f"jobs[{i}]", hardware) for i, j in enumerate(raw_jobs))
+    return Scenario(regions=regions, jobs=jobs, links_gbps=links, hardware=hardware,
+                    latency_ms=latency, memory_model=memory_model)
+
+
+def read_yaml(path: str | Path) -> dict:
+    """Read a scenario YAML file; unreadable or malformed files are InputErrors naming the path."""
+    path = Path(path)
+    try:
+        text = path.read_bytes().decode("utf-8")
+    except FileNotFoundError:
+        raise InputError("scenario", f"no such file or built-in scenario: {str(path)!r}") from None
+    except UnicodeDecodeError:
+        raise InputError("scenario", f"{str(path)!r} is not UTF-8 text") from None
+    except OSError as err:
+        raise InputError("scenario", f"cannot read {str(path)!r}: {err.strerror}") from None
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as err:
+        first = str(err).splitlines()[0] if str(err) else "malformed"
+        raise InputError("scenario", f"{str(path)!r} is not valid YAML ({first})") from None
+    if not isinstance(data, Mapping):
+        raise InputError("scenario", f"{str(path)!r} must hold a mapping at the top level")
+    return data

@@ -1,0 +1,83 @@
+"""Single runs: a scenario and a scheduler in, the SPEC §9 result dict out (numba core inside)."""
+
+from __future__ import annotations
+
+from bacepipe.core import (
+    METRICS, STATUS_NEVER_PLACED, STATUS_TOO_FEW_GPUS, BatchResult, simulate_batch,
+)
+from bacepipe.errors import InputError
+from bacepipe.model.batch import ScenarioBatch, batch_from_scenario
+from bacepipe.model.generate import load_scenario
+from bacepipe.policies import check_schedulers
+
+
+def raise_for_status(batch: ScenarioBatch, result: BatchResult, where: str = "") -> None:
+    """Turn the first non-OK run of a batch into an InputError naming the job (and ``where``)."""
+    bad = (result.status != 0).nonzero()
+    if not bad[0].size:
+        return
+    t, s = int(bad[0][0]), int(bad[1][0])
+    j = int(result.bad_job[t, s])
+    prefix = f"{where.format(topology=t, scheduler=result.schedulers[s])}" if where else ""
+    name = batch.job_names[j]
+    if result.status[t, s] == STATUS_TOO_FEW_GPUS:
+        usable = min(int(batch.layers[t, j]), int(batch.gpus[t].sum()))
+        raise InputError(f"{prefix}jobs[{j}]", f"{name!r} needs at least "
+                         f"{int(result.min_gpus[t, j]) or 'more'} GPUs for its memory but can use "
+                         f"at most {usable} (min of layers and the cluster's GPUs)")
+    assert result.status[t, s] == STATUS_NEVER_PLACED
+    raise InputError(f"{prefix}jobs[{j}]", f"{name!r} can never be placed under "
+                     f"{result.schedulers[s]}: nothing runs and nothing more arrives")
+
+
+def result_dict(batch: ScenarioBatch, result: BatchResult, t: int, s: int) -> dict:
+    """One (topology, scheduler) of a batch result as the SPEC §9 JSON object (+ §10 metrics)."""
+    out = {"scheduler": result.schedulers[s]}
+    out.update({m: float(result.metrics[t, s, i]) for i, m in enumerate(METRICS)})
+    jobs = []
+    for j, name in enumerate(batch.job_names):
+        path = [int(r) for r in result.path[t, s, j, : result.path_len[t, s, j]]]
+        arrival_s = float(batch.arrival_h[t, j]) * 3600.0
+        start, end = float(result.start_s[t, s, j]), float(result.end_s[t, s, j])
+        jobs.append({
+            "name": name,
+            "k_star": int(result.k_star[t, j]),
+            "start_h": start / 3600.0,
+            "end_h": end / 3600.0,
+            "jct_h": (end - arrival_s) / 3600.0,
+            "cost": float(result.cost[t, s, j]),
+            "path": [batch.region_names[r] for r in path],
+            "gpus": {batch.region_names[r]: int(result.alloc[t, s, j, r]) for r in path},
+        })
+    out["jobs"] = jobs
+    return out
+
+
+def run_scenario(scenario, scheduler: str) -> dict:
+    """Simulate one scenario under one scheduler.
+
+    Parameters
+    ----------
+    scenario : a dict of the SPEC §9 YAML shape, the path of such a YAML file, a built-in name
+        (``paper``, ``motivation``, ``random``: topology 0 of seed 0) or a parsed Scenario.
+    scheduler : one of :data:`bacepipe.policies.SCHEDULERS`.
+
+    Returns
+    -------
+    dict
+        ``scheduler``, ``avg_jct_h``, ``total_cost``, ``makespan_h``, the other SPEC §10 metrics,
+        and ``jobs``: per job in input order ``name``, ``k_star``, ``start_h``, ``end_h``,
+        ``jct_h``, ``cost``, ``path`` (region names in pipeline order), ``gpus`` ({region: n}).
+
+    Raises
+    ------
+    InputError
+        Bad scenario or scheduler; a job that can never be placed.
+    """
+    if not isinstance(scheduler, str):
+        raise InputError("scheduler", f"must be a scheduler name, got {scheduler!r}")
+    check_schedulers(scheduler)
+    batch = batch_from_scenario(load_scenario(scenario))
+    result = simulate_batch(batch, (scheduler,))
+    raise_for_status(batch, result)
+    return result_dict(batch, result, 0, 0)
