@@ -12,7 +12,11 @@ from typing import NamedTuple
 import numpy as np
 
 from bacepipe.core.loop import (
-    METRICS, STATUS_NEVER_PLACED, STATUS_OK, STATUS_TOO_FEW_GPUS, empty_outputs,
+    METRICS,
+    STATUS_NEVER_PLACED,
+    STATUS_OK,
+    STATUS_TOO_FEW_GPUS,
+    empty_outputs,
     simulate_batch_kernel,
 )
 from bacepipe.core.model import C_KSTAR, C_MIN_GPUS

@@ -9,8 +9,19 @@ from numba import prange
 
 from bacepipe.core.jit import kernel
 from bacepipe.core.model import (
-    C_ACT_BITS, C_ARRIVAL_S, C_BSTAR, C_E1, C_ITERS, C_MIN_GPUS, HW_POWER_KW, N_CONST,
-    job_constants, placement_iter_time, price_at, t_comp, tou_energy_price,
+    C_ACT_BITS,
+    C_ARRIVAL_S,
+    C_BSTAR,
+    C_E1,
+    C_ITERS,
+    C_MIN_GPUS,
+    HW_POWER_KW,
+    N_CONST,
+    job_constants,
+    placement_iter_time,
+    price_at,
+    t_comp,
+    tou_energy_price,
 )
 from bacepipe.core.placement import place
 

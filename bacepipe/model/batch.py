@@ -68,7 +68,8 @@ class ScenarioBatch(NamedTuple):
         return self.gpus.shape[0]
 
     def scenario(self, i: int) -> Scenario:
-        """Topology ``i`` as a :class:`Scenario` (scaled values; parsing its dict changes nothing)."""
+        """Topology ``i`` as a :class:`Scenario` (scaled values; parsing its dict changes
+        nothing)."""
         regions = []
         for r, name in enumerate(self.region_names):
             bw, lat, lon = self.bandwidth_gbps[i, r], self.lat[i, r], self.lon[i, r]
@@ -77,7 +78,8 @@ class ScenarioBatch(NamedTuple):
                 bandwidth_gbps=None if np.isnan(bw) else float(bw),
                 lat=None if np.isnan(lat) else float(lat),
                 lon=None if np.isnan(lon) else float(lon),
-                price_profile=tuple(map(float, self.price_profile[i, r])) if self.time_of_use else None,
+                price_profile=(tuple(map(float, self.price_profile[i, r]))
+                               if self.time_of_use else None),
                 utc_offset_h=float(self.utc_offset_h[i, r]) if self.time_of_use else 0.0,
             ))
         jobs = tuple(

@@ -55,7 +55,7 @@ class Region:
 
 @dataclass(frozen=True)
 class Job:
-    """An LLM training job (SPEC §1). ``params_b`` in billions; ``arrival_h`` in hours from t = 0."""
+    """An LLM training job (SPEC §1): ``params_b`` in billions, ``arrival_h`` in hours."""
 
     name: str
     params_b: float
@@ -334,7 +334,8 @@ def parse_scenario(data, *, bandwidth_scale: float = 1.0, gpu_scale: float = 1.0
     else:
         for i, r in enumerate(regions):
             if r.bandwidth_gbps is None:
-                raise InputError(f"regions[{i}].bandwidth_gbps", "missing (and no links_gbps given)")
+                raise InputError(f"regions[{i}].bandwidth_gbps",
+                                 "missing (and no links_gbps given)")
         links = tuple(tuple(0.0 if u == v else (a.bandwidth_gbps + b.bandwidth_gbps) / 2
                             for v, b in enumerate(regions)) for u, a in enumerate(regions))
     if bandwidth_scale != 1.0:
@@ -342,7 +343,8 @@ def parse_scenario(data, *, bandwidth_scale: float = 1.0, gpu_scale: float = 1.0
 
     latency_mode = data.get("latency", "none")
     if latency_mode not in LATENCY_MODES:
-        raise InputError("latency", f"must be one of {', '.join(LATENCY_MODES)}, got {latency_mode!r}")
+        raise InputError("latency",
+                         f"must be one of {', '.join(LATENCY_MODES)}, got {latency_mode!r}")
     latency = None
     if data.get("latency_ms") is not None:
         if latency_mode == "geo":
@@ -351,7 +353,8 @@ def parse_scenario(data, *, bandwidth_scale: float = 1.0, gpu_scale: float = 1.0
     elif latency_mode == "geo":
         for i, r in enumerate(regions):
             if r.lat is None or r.lon is None:
-                raise InputError(f"regions[{i}].lat", "latency: geo needs lat and lon on every region")
+                raise InputError(f"regions[{i}].lat",
+                                 "latency: geo needs lat and lon on every region")
         latency = geo_latency_ms(regions)
 
     memory_model = data.get("memory_model", "none")

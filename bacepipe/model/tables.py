@@ -1,4 +1,4 @@
-"""Constants of random generation (SPEC §8). Table II and III live in ``bacepipe/data/paper.yaml``."""
+"""Constants of random generation (SPEC §8); Tables II and III live in ``data/paper.yaml``."""
 
 #: The three data sets of §IV-A: (name, samples). Jobs draw one uniformly.
 DATASETS = (("Alpaca-52k", 52_002), ("WikiText-103", 1_810_000), ("OpenWebText", 8_010_000))

@@ -3,7 +3,11 @@
 from __future__ import annotations
 
 from bacepipe.core import (
-    METRICS, STATUS_NEVER_PLACED, STATUS_TOO_FEW_GPUS, BatchResult, simulate_batch,
+    METRICS,
+    STATUS_NEVER_PLACED,
+    STATUS_TOO_FEW_GPUS,
+    BatchResult,
+    simulate_batch,
 )
 from bacepipe.errors import InputError
 from bacepipe.model.batch import ScenarioBatch, batch_from_scenario

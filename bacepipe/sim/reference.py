@@ -1,0 +1,585 @@
+"""Plain-Python reference simulator: the readable twin of the numba core, straight from SPEC.
+
+Contract
+--------
+``simulate_reference(scenario, scheduler) -> dict`` runs the event loop of SPEC §5 with one of the
+schedulers of SPEC §7 and returns the JSON object of SPEC §9 plus the run metrics of SPEC §10.
+Everything is float64 Python arithmetic, in the order SPEC §10a fixes (sums in path order, exact
+float compares except the 1e-12 tie of Alg. 1 line 20), so the numba core must agree with it to
+floating-point rounding. Time is in seconds inside, hours (``_h``) outside.
+
+A scheduler is an ordering (``fcfs`` | ``priority``) × a placement policy (``lcf`` | ``ldf`` |
+``cr_lcf`` | ``cr_ldf`` | ``pathfinder``) × an allocator (``fill`` | ``cost_min`` | ``uniform``).
+The table of parts is ``bacepipe.policies.SCHEDULER_PARTS``, the one place that names every
+scheduler. Policies and allocators only return decisions; only the event loop changes the
+:class:`ClusterState`.
+
+The model functions (:func:`job_model`, :func:`t_comp`, :func:`iteration_time_s`,
+:func:`job_cost`, ...) are public so that :mod:`bacepipe.sim.invariants` reuses them.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
+
+from bacepipe.errors import InputError
+from bacepipe.model.hardware import Hardware
+from bacepipe.model.scenario import Job, Region, Scenario
+from bacepipe.policies import SCHEDULER_PARTS, SCHEDULERS
+
+#: Relative tolerance of the average-price tie of Alg. 1 line 20 (SPEC §1).
+PRICE_TIE_RTOL = 1e-12
+
+#: A placement: the path (region indices in pipeline order) and GPUs per path region.
+Placement = tuple[list[int], list[int]]
+#: An allocator: (path, g, free GPUs per region, prices per region) -> GPUs per path region.
+Allocator = Callable[[Sequence[int], int, Sequence[int], Sequence[float]], list[int]]
+
+
+# --------------------------------------------------------------------------- job model (SPEC §2)
+
+
+@dataclass(frozen=True)
+class JobModel:
+    """Per-job constants of SPEC §2 under one hardware and cluster.
+
+    Attributes
+    ----------
+    micro_batches : M_j = batch_size / micro_batch_size.
+    iterations : I_j = ceil(dataset_samples · epochs / batch_size).
+    work_s : W_j, seconds of one micro-batch's forward pass on one GPU.
+    overhead_s : stage_overhead_ms / 1000, seconds per stage and micro-batch.
+    activation_bits : a_j = 8 · A_j, bits sent over one hop per micro-batch.
+    intra_hop_s : a_j / (intra_region_gbps · 1e9), one hop between GPUs of a region, seconds.
+    layers : the cap on pipeline stages.
+    min_gpus : m_j of the memory model (SPEC §12); 1 without it.
+    k_star : K*_j (Eq. 13).
+    exec_1gpu_s : E_j(1) = I_j · t_iter(1 GPU), seconds (priority, Eq. 11).
+    b_star_bps : b_j = b_j(K*_j), bit/s (priority, Eq. 10).
+    """
+
+    micro_batches: int
+    iterations: int
+    work_s: float
+    overhead_s: float
+    activation_bits: float
+    intra_hop_s: float
+    layers: int
+    min_gpus: int
+    k_star: int
+    exec_1gpu_s: float
+    b_star_bps: float
+
+
+def t_comp(jm: JobModel, k: int) -> float:
+    """Per-stage compute of a pipeline of k GPUs, seconds: W_j / k + stage_overhead (SPEC §2)."""
+    return jm.work_s / k + jm.overhead_s
+
+
+def min_bandwidth_bps(jm: JobModel, k: int) -> float:
+    """b_j(k) = a_j / t_comp(k), bit/s: the bandwidth a k-GPU pipeline needs per hop (SPEC §2)."""
+    return jm.activation_bits / t_comp(jm, k)
+
+
+def hop_feasible(jm: JobModel, bandwidth_gbps: float, gpus: int) -> bool:
+    """Alg. 1 line 13 in the form of SPEC §10a: bw > 0 and a_j / (bw · 1e9) ≤ t_comp(g)."""
+    return bandwidth_gbps > 0 and jm.activation_bits / (bandwidth_gbps * 1e9) <= t_comp(jm, gpus)
+
+
+def _eq1(jm: JobModel, fill_hops_s: Sequence[float], transfer_hops_s: Sequence[float],
+         stages: int) -> float:
+    """Eq. 1: t_iter = 2 · (Σ_s t_comm(s) + L · t_comp(L) + (M_j − 1) · Δ), seconds.
+
+    ``fill_hops_s`` are the hop times of the fill sum (with latency, SPEC §12) and
+    ``transfer_hops_s`` the a_j / bandwidth terms; Δ = max(t_comp(L), max transfer) (0 if none).
+    """
+    fill = 0.0
+    for hop in fill_hops_s:  # repeated addition in path order (SPEC §10a)
+        fill += hop
+    comp = t_comp(jm, stages)
+    delta = comp
+    for hop in transfer_hops_s:
+        delta = max(delta, hop)
+    return 2.0 * (fill + stages * comp + (jm.micro_batches - 1) * delta)
+
+
+def single_region_time_s(jm: JobModel, k: int) -> float:
+    """t_iter of k GPUs in one region: k − 1 intra-region hops (Eq. 1, used by Eq. 13)."""
+    hops = [jm.intra_hop_s] * (k - 1)
+    return _eq1(jm, hops, hops, k)
+
+
+def iteration_time_s(jm: JobModel, scenario: Scenario, path: Sequence[int],
+                     counts: Sequence[int]) -> float:
+    """t_iter of a placement (Eq. 1), seconds.
+
+    Hops in path order: each region's (n_r − 1) intra-region hops, then the hop to the next region,
+    a_j / (min(B[u,v], B[v,u]) · 1e9) on the NOMINAL links, plus latency_ms[u][v] / 1000 in the
+    fill sum when the scenario has latency (SPEC §12).
+    """
+    fill, transfer = [], []
+    for pos, (u, n) in enumerate(zip(path, counts, strict=True)):
+        for _ in range(n - 1):
+            fill.append(jm.intra_hop_s)
+            transfer.append(jm.intra_hop_s)
+        if pos + 1 < len(path):
+            v = path[pos + 1]
+            bw = min(scenario.links_gbps[u][v], scenario.links_gbps[v][u])
+            hop = jm.activation_bits / (bw * 1e9) if bw > 0 else math.inf
+            transfer.append(hop)
+            if scenario.latency_ms is not None:
+                fill.append(scenario.latency_ms[u][v] / 1000 + hop)
+            else:
+                fill.append(hop)
+    return _eq1(jm, fill, transfer, sum(counts))
+
+
+def memory_min_gpus(job: Job, hardware: Hardware) -> int:
+    """m_j = ceil(16 · params_b·1e9 / (0.9 · gpu_mem_gb·1e9)) (SPEC §12, adam_mixed)."""
+    return math.ceil(16 * (job.params_b * 1e9) / (0.9 * (hardware.gpu_mem_gb * 1e9)))
+
+
+def job_model(job: Job, hardware: Hardware, total_gpus: int, memory_model: str = "none",
+              index: int = 0) -> JobModel:
+    """The constants of SPEC §2 and K*_j (Eq. 13) of job ``index``.
+
+    K* = argmin over k in m_j..min(layers, total_gpus) of the single-region t_iter; strict ``<``
+    keeps the smaller k on ties. Raises InputError ``jobs[index]`` when m_j > min(layers, total).
+    """
+    hw = hardware
+    activation_bytes = hw.micro_batch_size * hw.seq_len * job.hidden * hw.bytes_per_element
+    bits = 8 * activation_bytes
+    jm = JobModel(
+        micro_batches=job.batch_size // hw.micro_batch_size,
+        iterations=math.ceil(job.dataset_samples * job.epochs / job.batch_size),
+        work_s=2 * (job.params_b * 1e9) * hw.micro_batch_size * hw.seq_len
+        / (hw.gpu_tflops * 1e12 * hw.mfu),
+        overhead_s=hw.stage_overhead_ms / 1000,
+        activation_bits=bits,
+        intra_hop_s=bits / (hw.intra_region_gbps * 1e9),
+        layers=job.layers,
+        min_gpus=memory_min_gpus(job, hw) if memory_model == "adam_mixed" else 1,
+        k_star=0, exec_1gpu_s=0.0, b_star_bps=0.0,
+    )
+    k_max = min(job.layers, total_gpus)
+    if jm.min_gpus > k_max:
+        raise InputError(f"jobs[{index}]", f"needs at least {jm.min_gpus} GPUs for its memory "
+                         f"but at most {k_max} fit (min of layers and cluster GPUs)")
+    k_star, best = jm.min_gpus, single_region_time_s(jm, jm.min_gpus)
+    for k in range(jm.min_gpus + 1, k_max + 1):
+        t = single_region_time_s(jm, k)
+        if t < best:
+            k_star, best = k, t
+    return replace(jm, k_star=k_star, exec_1gpu_s=jm.iterations * single_region_time_s(jm, 1),
+                   b_star_bps=min_bandwidth_bps(jm, k_star))
+
+
+# --------------------------------------------------------------------------- prices and cost
+
+
+def price_at(region: Region, t_s: float) -> float:
+    """P_r(t), $/kWh: price · profile[floor(t_h + utc_offset_h) mod 24] with time-of-use (SPEC
+    §12), else the plain price."""
+    if region.price_profile is None:
+        return region.price
+    hour = math.floor(t_s / 3600 + region.utc_offset_h) % 24
+    return region.price * region.price_profile[hour]
+
+
+def price_integral(region: Region, start_s: float, end_s: float) -> float:
+    """∫ P_r(t) dt over [start, end] in ($/kWh)·h, piecewise over the region's local clock hours."""
+    t = start_s / 3600 + region.utc_offset_h  # local time, hours
+    stop = end_s / 3600 + region.utc_offset_h
+    total = 0.0
+    while t < stop:
+        hour = math.floor(t)
+        step_end = min(hour + 1, stop)
+        multiplier = 1.0 if region.price_profile is None else region.price_profile[hour % 24]
+        total += region.price * multiplier * (step_end - t)
+        t = step_end
+    return total
+
+
+def job_cost(scenario: Scenario, path: Sequence[int], counts: Sequence[int], start_s: float,
+             exec_s: float) -> float:
+    """C_j in $ (Eq. 4 with gpu_power_kw).
+
+    Flat prices: (E / 3600) · (Σ_r n_r · P_r, path order) · gpu_power_kw. Time-of-use: gpu_power_kw
+    · Σ_r n_r · ∫_start^{start+E} P_r(t) dt (hours).
+    """
+    kw = scenario.hardware.gpu_power_kw
+    if not scenario.time_of_use:
+        price_sum = 0.0
+        for r, n in zip(path, counts, strict=True):
+            price_sum += n * scenario.regions[r].price
+        return exec_s / 3600 * price_sum * kw
+    energy_price = 0.0
+    for r, n in zip(path, counts, strict=True):
+        energy_price += n * price_integral(scenario.regions[r], start_s, start_s + exec_s)
+    return kw * energy_price
+
+
+# --------------------------------------------------------------------------- cluster state (§4)
+
+
+class ClusterState:
+    """Residual GPUs ``free[r]`` and residual bandwidth ``residual[u][v]`` (Gbit/s), SPEC §4.
+
+    ``users[u][v]`` counts running jobs holding a reservation on u→v: when it drops to 0 the
+    residual is set back exactly to the nominal bandwidth, so rounding never accumulates.
+    """
+
+    def __init__(self, scenario: Scenario):
+        self.nominal = [list(row) for row in scenario.links_gbps]
+        self.free = [r.gpus for r in scenario.regions]
+        self.residual = [list(row) for row in scenario.links_gbps]
+        self.users = [[0] * len(row) for row in scenario.links_gbps]
+
+    def hop_gbps(self, u: int, v: int) -> float:
+        """Residual bandwidth of a hop, min(R[u,v], R[v,u]) (SPEC §7)."""
+        return min(self.residual[u][v], self.residual[v][u])
+
+    def reserve(self, path: Sequence[int], counts: Sequence[int], gbps: float) -> None:
+        for r, n in zip(path, counts, strict=True):
+            self.free[r] -= n
+        for u, v in zip(path[:-1], path[1:], strict=True):
+            for a, b in ((u, v), (v, u)):
+                self.residual[a][b] -= gbps
+                self.users[a][b] += 1
+
+    def release(self, path: Sequence[int], counts: Sequence[int], gbps: float) -> None:
+        for r, n in zip(path, counts, strict=True):
+            self.free[r] += n
+        for u, v in zip(path[:-1], path[1:], strict=True):
+            for a, b in ((u, v), (v, u)):
+                self.residual[a][b] += gbps
+                self.users[a][b] -= 1
+                if self.users[a][b] == 0:
+                    self.residual[a][b] = self.nominal[a][b]
+
+
+# --------------------------------------------------------------------------- allocators (§7)
+
+
+def allocate_fill(path: Sequence[int], g: int, free: Sequence[int],
+                  prices: Sequence[float]) -> list[int]:
+    """Fill the path in order, each region up to its free GPUs, until g are placed (CR-LCF/LDF)."""
+    counts, remaining = [], g
+    for r in path:
+        n = min(free[r], remaining)
+        counts.append(n)
+        remaining -= n
+    return counts
+
+
+def allocate_cost_min(path: Sequence[int], g: int, free: Sequence[int],
+                      prices: Sequence[float]) -> list[int]:
+    """Alg. 2: one GPU per path region, the surplus to regions in ascending price (ties: path
+    order), each up to its free GPUs."""
+    counts = [1] * len(path)
+    remaining = g - len(path)
+    by_price = sorted(range(len(path)), key=lambda pos: (prices[path[pos]], pos))
+    for pos in by_price:
+        if remaining == 0:
+            break
+        add = min(free[path[pos]] - 1, remaining)
+        counts[pos] += add
+        remaining -= add
+    return counts
+
+
+def allocate_uniform(path: Sequence[int], g: int, free: Sequence[int],
+                     prices: Sequence[float]) -> list[int]:
+    """w/o Cost-Min (SPEC §7): n_r = min(G_r, x), x the largest integer with Σ min(G_r, x) ≤ g,
+    then one more GPU to each region with G_r > x in path order until g are placed. When g is the
+    path's free GPUs, x reaches max G_r and every region gets all its GPUs (SPEC §10a)."""
+    caps = [free[r] for r in path]
+    x = 0
+    while x < max(caps) and sum(min(c, x + 1) for c in caps) <= g:
+        x += 1
+    counts = [min(c, x) for c in caps]
+    remaining = g - sum(counts)
+    for pos, c in enumerate(caps):
+        if remaining == 0:
+            break
+        if c > x:
+            counts[pos] += 1
+            remaining -= 1
+    return counts
+
+
+ALLOCATORS: dict[str, Allocator] = {
+    "fill": allocate_fill, "cost_min": allocate_cost_min, "uniform": allocate_uniform}
+
+
+# --------------------------------------------------------------------------- placement (§7)
+
+
+def _visible(state: ClusterState) -> list[int]:
+    """Regions with free GPUs; the others are invisible to every policy (SPEC §10a)."""
+    return [r for r, g in enumerate(state.free) if g > 0]
+
+
+def place_lcf(state: ClusterState, jm: JobModel, prices: Sequence[float],
+              allocate: Allocator) -> Placement | None:
+    """LCF: the cheapest region with a free GPU (ties: lower index); n = min(K, G_r)."""
+    regions = _visible(state)
+    if not regions:
+        return None
+    r = min(regions, key=lambda r: (prices[r], r))
+    return [r], [min(jm.k_star, state.free[r])]
+
+
+def place_ldf(state: ClusterState, jm: JobModel, prices: Sequence[float],
+              allocate: Allocator) -> Placement | None:
+    """LDF: the region with the most free GPUs (ties: cheaper, then index); n = min(K, G_r)."""
+    regions = _visible(state)
+    if not regions:
+        return None
+    r = min(regions, key=lambda r: (-state.free[r], prices[r], r))
+    return [r], [min(jm.k_star, state.free[r])]
+
+
+def place_cr_lcf(state: ClusterState, jm: JobModel, prices: Sequence[float],
+                 allocate: Allocator) -> Placement | None:
+    """CR-LCF: visit regions in ascending price; append u while g < K when the bottleneck with the
+    hop tail→u is feasible for g' = min(g + G_u, K) (Alg. 1 line 13); skip an infeasible u."""
+    regions = sorted(_visible(state), key=lambda r: (prices[r], r))
+    if not regions:
+        return None
+    path = [regions[0]]
+    g = min(state.free[regions[0]], jm.k_star)
+    bottleneck = math.inf
+    for u in regions[1:]:
+        if g >= jm.k_star:
+            break
+        tentative = min(bottleneck, state.hop_gbps(path[-1], u))
+        g_next = min(g + state.free[u], jm.k_star)
+        if hop_feasible(jm, tentative, g_next):
+            path.append(u)
+            bottleneck, g = tentative, g_next
+    return path, allocate(path, g, state.free, prices)
+
+
+def grow_path(state: ClusterState, jm: JobModel, start: int) -> tuple[list[int], int]:
+    """Alg. 1 lines 7–17 from one start: append the unvisited region with free GPUs on the
+    highest-residual hop from the tail (ties: lower index); stop at the first infeasible hop, when
+    g = K, or when no candidate is left. Returns (path, g)."""
+    path = [start]
+    g = min(state.free[start], jm.k_star)
+    bottleneck = math.inf
+    while len(path) < len(state.free) and g < jm.k_star:
+        best, best_gbps = -1, -math.inf
+        for u in _visible(state):
+            if u not in path and state.hop_gbps(path[-1], u) > best_gbps:
+                best, best_gbps = u, state.hop_gbps(path[-1], u)
+        if best < 0:
+            break
+        tentative = min(bottleneck, best_gbps)
+        g_next = min(g + state.free[best], jm.k_star)
+        if not hop_feasible(jm, tentative, g_next):
+            break
+        path.append(best)
+        bottleneck, g = tentative, g_next
+    return path, g
+
+
+def place_cr_ldf(state: ClusterState, jm: JobModel, prices: Sequence[float],
+                 allocate: Allocator) -> Placement | None:
+    """CR-LDF: start at the region with the most free GPUs (ties: cheaper, then index), grow by
+    bandwidth (:func:`grow_path`), allocate."""
+    regions = _visible(state)
+    if not regions:
+        return None
+    start = min(regions, key=lambda r: (-state.free[r], prices[r], r))
+    path, g = grow_path(state, jm, start)
+    return path, allocate(path, g, state.free, prices)
+
+
+def average_price(path: Sequence[int], counts: Sequence[int], prices: Sequence[float]) -> float:
+    """Σ n_r · P_r / g, summed in path order (Alg. 1 line 19)."""
+    total = 0.0
+    for r, n in zip(path, counts, strict=True):
+        total += n * prices[r]
+    return total / sum(counts)
+
+
+def place_pathfinder(state: ClusterState, jm: JobModel, prices: Sequence[float],
+                     allocate: Allocator) -> Placement | None:
+    """Alg. 1. Phase 1: the cheapest region with G_r ≥ K gets all K. Phase 2: from every start
+    with free GPUs (index order) grow a path, allocate; keep the most GPUs, ties to an average
+    price lower beyond a relative 1e-12 (the earlier candidate stays otherwise)."""
+    k = jm.k_star
+    roomy = [r for r in _visible(state) if state.free[r] >= k]
+    if roomy:
+        r = min(roomy, key=lambda r: (prices[r], r))
+        return [r], [k]
+    best, g_best, c_best = None, 0, math.inf
+    for start in _visible(state):
+        path, g = grow_path(state, jm, start)
+        counts = allocate(path, g, state.free, prices)
+        c = average_price(path, counts, prices)
+        if g > g_best or (g == g_best and c < c_best - PRICE_TIE_RTOL * c_best):
+            best, g_best, c_best = (path, counts), g, c
+    return best
+
+
+PLACEMENTS: dict[str, Callable[..., Placement | None]] = {
+    "lcf": place_lcf, "ldf": place_ldf, "cr_lcf": place_cr_lcf, "cr_ldf": place_cr_ldf,
+    "pathfinder": place_pathfinder}
+
+
+# --------------------------------------------------------------------------- ordering (§6)
+
+
+def order_fcfs(pending: Sequence[int], models: Sequence[JobModel],
+               arrivals_s: Sequence[float], alpha: float) -> list[int]:
+    """FCFS: by arrival, then job index."""
+    return sorted(pending, key=lambda j: (arrivals_s[j], j))
+
+
+def order_priority(pending: Sequence[int], models: Sequence[JobModel],
+                   arrivals_s: Sequence[float], alpha: float) -> list[int]:
+    """Eq. 9–12 over the pending jobs: priority = (1 − α)(1 − I_j) + α(1 − D_j), I_j = E_j(1) /
+    max E(1), D_j = b_j / max b; highest first, ties by arrival, then index (exact compares)."""
+    e_max = max(models[j].exec_1gpu_s for j in pending)
+    b_max = max(models[j].b_star_bps for j in pending)
+
+    def key(j):
+        urgency = models[j].exec_1gpu_s / e_max
+        demand = models[j].b_star_bps / b_max
+        return (-((1 - alpha) * (1 - urgency) + alpha * (1 - demand)), arrivals_s[j], j)
+
+    return sorted(pending, key=key)
+
+
+ORDERINGS = {"fcfs": order_fcfs, "priority": order_priority}
+
+
+def link_share(scenario: Scenario, running: Sequence[int], paths: Sequence[Sequence[int]],
+               reserved_gbps: Sequence[float]) -> float:
+    """α (SPEC §6): Σ over running jobs (index order) of 2 · hops_j · reserved_j, divided by
+    Σ_{u≠v} B[u,v]; 0 when there are no links."""
+    capacity = 0.0
+    for u, row in enumerate(scenario.links_gbps):
+        for v, b in enumerate(row):
+            if u != v:
+                capacity += b
+    if capacity == 0:
+        return 0.0
+    used = 0.0
+    for j in sorted(running):
+        used += 2 * (len(paths[j]) - 1) * reserved_gbps[j]
+    return used / capacity
+
+
+# --------------------------------------------------------------------------- event loop (§5)
+
+
+def simulate_reference(scenario: Scenario, scheduler: str) -> dict:
+    """Run one scenario with one scheduler (SPEC §5, §10a); returns the SPEC §9 dict + §10 metrics.
+
+    Raises
+    ------
+    InputError
+        ``scheduler`` when unknown; ``jobs[i]`` when a job can never be placed (memory model).
+    """
+    if scheduler not in SCHEDULER_PARTS:
+        raise InputError("scheduler", f"unknown scheduler {scheduler!r} (one of "
+                         f"{', '.join(SCHEDULERS)})")
+    ordering, placement, allocator = SCHEDULER_PARTS[scheduler]
+    order, place, allocate = ORDERINGS[ordering], PLACEMENTS[placement], ALLOCATORS[allocator]
+    jobs, regions = scenario.jobs, scenario.regions
+    total_gpus = sum(r.gpus for r in regions)
+    models = [job_model(job, scenario.hardware, total_gpus, scenario.memory_model, i)
+              for i, job in enumerate(jobs)]
+    arrivals = [job.arrival_h * 3600 for job in jobs]
+    n_jobs = len(jobs)
+    state = ClusterState(scenario)
+    start, end, exec_s, cost = [0.0] * n_jobs, [0.0] * n_jobs, [0.0] * n_jobs, [0.0] * n_jobs
+    paths: list[list[int]] = [[] for _ in jobs]
+    counts: list[list[int]] = [[] for _ in jobs]
+    reserved = [0.0] * n_jobs
+    future = sorted(range(n_jobs), key=lambda j: (arrivals[j], j))
+    pending: list[int] = []
+    running: list[int] = []
+
+    def try_start_one(t: float) -> bool:
+        """Order the pending jobs and start the first one that gets a placement (§5 step 3)."""
+        prices = [price_at(r, t) for r in regions]
+        alpha = link_share(scenario, running, paths, reserved) if ordering == "priority" else 0.0
+        for j in order(pending, models, arrivals, alpha):
+            decision = place(state, models[j], prices, allocate)
+            if decision is None or sum(decision[1]) < models[j].min_gpus:
+                continue
+            paths[j], counts[j] = decision
+            gpus = sum(counts[j])
+            start[j] = t
+            exec_s[j] = models[j].iterations * iteration_time_s(models[j], scenario, *decision)
+            end[j] = t + exec_s[j]
+            reserved[j] = min_bandwidth_bps(models[j], gpus) / 1e9
+            cost[j] = job_cost(scenario, paths[j], counts[j], t, exec_s[j])
+            state.reserve(paths[j], counts[j], reserved[j])
+            pending.remove(j)
+            running.append(j)
+            return True
+        return False
+
+    t = arrivals[future[0]]
+    while True:
+        for j in sorted(running):
+            if end[j] <= t:
+                state.release(paths[j], counts[j], reserved[j])
+                running.remove(j)
+        while future and arrivals[future[0]] <= t:
+            pending.append(future.pop(0))
+        while pending and try_start_one(t):
+            pass
+        if not running and not future:
+            if pending:
+                j = min(pending)
+                raise InputError(f"jobs[{j}]", "can never be placed (no placement gives it "
+                                 f"{models[j].min_gpus} GPU(s) on the empty cluster)")
+            break
+        candidates = [end[j] for j in running] + [arrivals[j] for j in future[:1]]
+        t = min(candidates)
+    return _result(scenario, scheduler, models, arrivals, start, end, exec_s, cost, paths, counts)
+
+
+def _result(scenario, scheduler, models, arrivals, start, end, exec_s, cost, paths,
+            counts) -> dict:
+    """The SPEC §9 JSON object plus the SPEC §10 metrics."""
+    names = [r.name for r in scenario.regions]
+    n = len(scenario.jobs)
+    kw = scenario.hardware.gpu_power_kw
+    total_gpus = sum(r.gpus for r in scenario.regions)
+    gpus = [sum(c) for c in counts]
+    rows = []
+    for j, job in enumerate(scenario.jobs):
+        rows.append({
+            "name": job.name, "k_star": models[j].k_star,
+            "start_h": start[j] / 3600, "end_h": end[j] / 3600,
+            "jct_h": (end[j] - arrivals[j]) / 3600, "cost": cost[j],
+            "path": [names[r] for r in paths[j]],
+            "gpus": {names[r]: c for r, c in zip(paths[j], counts[j], strict=True)},
+        })
+    last_end = max(end)
+    busy = 0.0
+    energy = 0.0
+    for j in range(n):
+        busy += gpus[j] * exec_s[j]
+        energy += exec_s[j] / 3600 * gpus[j] * kw
+    return {
+        "scheduler": scheduler,
+        "avg_jct_h": sum(row["jct_h"] for row in rows) / n,
+        "total_cost": sum(cost),
+        "makespan_h": last_end / 3600,
+        "energy_kwh": energy,
+        "mean_wait_h": sum((start[j] - arrivals[j]) / 3600 for j in range(n)) / n,
+        "mean_gpus": sum(gpus) / n,
+        "multi_region_share": sum(1 for p in paths if len(p) > 1) / n,
+        "gpu_utilization": busy / (total_gpus * last_end),
+        "jobs": rows,
+    }

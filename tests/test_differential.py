@@ -1,0 +1,78 @@
+"""The numba core against its plain-Python twin (SPEC §1–7, §12) on seeded random scenarios.
+
+Both must produce the same schedule: K*, path, GPUs per region, start and end times and costs
+(relative 1e-9), the same run metrics, and the same input error when a job can never be placed.
+"""
+
+import math
+
+import numpy as np
+import pytest
+from random_scenarios import random_scenario
+
+import bacepipe
+from bacepipe.core import METRICS
+from bacepipe.model.scenario import parse_scenario
+from bacepipe.sim.reference import simulate_reference
+
+RTOL = 1e-9
+
+
+def _run(fn, scenario, scheduler):
+    try:
+        return fn(scenario, scheduler)
+    except bacepipe.InputError as err:
+        return err
+
+
+def _close(a: float, b: float) -> bool:
+    return math.isclose(a, b, rel_tol=RTOL, abs_tol=1e-12)
+
+
+def assert_same_schedule(fast, slow, label: str) -> None:
+    if isinstance(fast, Exception) or isinstance(slow, Exception):
+        assert isinstance(fast, bacepipe.InputError) and isinstance(slow, bacepipe.InputError), \
+            f"{label}: {fast!r} vs {slow!r}"
+        assert fast.field == slow.field, label
+        return
+    for a, b in zip(fast["jobs"], slow["jobs"], strict=True):
+        where = f"{label}, job {a['name']}"
+        assert a["k_star"] == b["k_star"], where
+        assert a["path"] == b["path"] and a["gpus"] == b["gpus"], where
+        for key in ("start_h", "end_h", "jct_h", "cost"):
+            assert _close(a[key], b[key]), f"{where}: {key} {a[key]!r} vs {b[key]!r}"
+    for key in METRICS:
+        assert _close(fast[key], slow[key]), f"{label}: {key} {fast[key]!r} vs {slow[key]!r}"
+
+
+@pytest.mark.parametrize("extensions", [False, True], ids=["paper-world", "extensions"])
+@pytest.mark.parametrize("block", range(4))
+def test_core_matches_reference(block, extensions):
+    """4 blocks × 60 scenarios × 8 schedulers, per world."""
+    for seed in range(block * 60, (block + 1) * 60):
+        data = random_scenario(np.random.default_rng([seed, extensions]), extensions=extensions)
+        scenario = parse_scenario(data)
+        for scheduler in bacepipe.SCHEDULERS:
+            assert_same_schedule(_run(bacepipe.run_scenario, scenario, scheduler),
+                                 _run(simulate_reference, scenario, scheduler),
+                                 f"seed {seed}, {scheduler}")
+
+
+@pytest.mark.parametrize("name", ["paper", "motivation"])
+def test_builtin_scenarios_match(name):
+    scenario = bacepipe.model.generate.load_scenario(name)
+    for scheduler in bacepipe.SCHEDULERS:
+        assert_same_schedule(bacepipe.run_scenario(scenario, scheduler),
+                             simulate_reference(scenario, scheduler), f"{name}, {scheduler}")
+
+
+def test_scaled_random_points_match():
+    for bw, gs in ((0.3, 1.0), (1.5, 1.0), (1.0, 0.5), (1.0, 1.25)):
+        batch = bacepipe.model.generate.generate_batch("random", 11, range(15), bandwidth_scale=bw,
+                                                       gpu_scale=gs, num_jobs=12)
+        for t in range(batch.size):
+            scenario = batch.scenario(t)
+            for scheduler in bacepipe.SCHEDULERS:
+                assert_same_schedule(bacepipe.run_scenario(scenario, scheduler),
+                                     simulate_reference(scenario, scheduler),
+                                     f"bw {bw}, gpu {gs}, topology {t}, {scheduler}")
