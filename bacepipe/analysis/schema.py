@@ -1,0 +1,84 @@
+"""Names shared by the analysis modules: result columns, hive key types, schedulers, axis defaults.
+
+The scheduler names are SPEC §7's. They are repeated here rather than imported from the simulator,
+because ``bacepipe.analysis`` reads Parquet only and never imports the simulator.
+"""
+
+from __future__ import annotations
+
+import polars as pl
+
+#: The scheduler every ratio is normalized to.
+BASELINE = "bace_pipe"
+#: SPEC §7 baselines, in the paper's order.
+BASELINES = ("lcf", "ldf", "cr_lcf", "cr_ldf")
+#: SPEC §7 / paper §IV-E ablations.
+ABLATIONS = ("bace_pipe_no_priority", "bace_pipe_no_pathfinder", "bace_pipe_no_costmin")
+#: Every scheduler of SPEC §7, in the order tables and figures list them.
+SCHEDULERS = (BASELINE, *BASELINES, *ABLATIONS)
+
+#: Identity columns of one result row (besides the hive keys).
+ID_COLUMNS: dict[str, pl.DataType] = {
+    "seed": pl.Int64(),
+    "topology": pl.Int64(),
+    "scheduler": pl.String(),
+}
+#: Metric columns of one result row (SPEC §10), all float64. The first two are required.
+METRICS = (
+    "avg_jct_h",
+    "total_cost",
+    "energy_kwh",
+    "makespan_h",
+    "mean_wait_h",
+    "mean_gpus",
+    "multi_region_share",
+    "gpu_utilization",
+)
+REQUIRED = ("seed", "topology", "scheduler", "avg_jct_h", "total_cost")
+
+#: Types of the sweep engine's hive keys; any other key is a string.
+HIVE_SCHEMA: dict[str, pl.DataType] = {
+    "scenario": pl.String(),
+    "bandwidth_scale": pl.Float64(),
+    "gpu_scale": pl.Float64(),
+    "num_jobs": pl.Int64(),
+}
+#: Default value of each numeric sweep axis (SPEC §8): the slice figures prefer.
+AXIS_DEFAULTS: dict[str, object] = {"bandwidth_scale": 1.0, "gpu_scale": 1.0, "num_jobs": 8}
+
+#: Value columns of :func:`bacepipe.analysis.summarize`, one row per point x scheduler.
+SUMMARY_VALUE_COLUMNS = (
+    "n_topologies",
+    "n_duplicate_rows",
+    *(f"{m}_mean" for m in METRICS),
+    "avg_jct_h_median",
+    "total_cost_median",
+    "n_pairs",
+    *(
+        f"{q}_{s}"
+        for q in ("jct", "cost")
+        for s in ("ratio_mean", "ratio_median", "ratio_ci_low", "ratio_ci_high", "win_rate")
+    ),
+)
+#: Columns that are never a sweep-point axis.
+NON_POINT = ("topology", "scheduler", "jct_ratio", "cost_ratio", *METRICS, *SUMMARY_VALUE_COLUMNS)
+
+
+def point_columns(columns: list[str] | tuple[str, ...]) -> list[str]:
+    """The sweep-point columns of a result or summary frame: every hive key, then ``seed``.
+
+    Parameters
+    ----------
+    columns : sequence of str
+        Column names of a frame made by :func:`bacepipe.analysis.scan_runs` or
+        :func:`bacepipe.analysis.summarize`.
+    """
+    skip = set(NON_POINT) | {"seed"}
+    keys = [c for c in columns if c not in skip and not c.startswith("_")]
+    return [*keys, "seed"] if "seed" in columns else keys
+
+
+def scheduler_order(names) -> list[str]:
+    """``names`` sorted as SPEC §7 lists schedulers; unknown names follow, alphabetically."""
+    rank = {name: i for i, name in enumerate(SCHEDULERS)}
+    return sorted(set(names), key=lambda n: (rank.get(n, len(rank)), n))

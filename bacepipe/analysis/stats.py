@@ -1,0 +1,254 @@
+"""Paired ratios to ``bace_pipe``, bootstrap confidence intervals, and the per-point summary.
+
+Every scheduler of a sweep point runs on the same topologies (SPEC §8), so comparisons are paired:
+for each (point, topology) the ratio is value(scheduler) / value(bace_pipe), for avg JCT and total
+cost. A point is one combination of the hive keys and ``seed``; its topologies are the sample.
+
+- mean ratio with a 95 % percentile-bootstrap CI: resample the topologies with replacement
+  ``n_resamples`` times and take the 2.5th / 97.5th percentile of the resampled means;
+- win rate: the share of topologies where bace_pipe's value is strictly lower (raw values compared,
+  not the rounded ratio).
+
+The bootstrap draws from a fresh ``numpy.random.default_rng(seed)`` for each (point, scheduler,
+metric), so a point's interval never depends on which other points are in the data, and avg JCT
+and cost are resampled with the same topology indices.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import polars as pl
+
+from bacepipe.analysis.schema import (
+    AXIS_DEFAULTS,
+    BASELINE,
+    METRICS,
+    SUMMARY_VALUE_COLUMNS,
+    point_columns,
+    scheduler_order,
+)
+
+#: Resamples (rows) drawn per generator call: bounds memory at ~32 MB of int64 indices.
+_CHUNK_CELLS = 4_000_000
+
+
+def paired_ratios(lf: pl.LazyFrame, baseline: str = BASELINE) -> pl.LazyFrame:
+    """Result rows with their ratios to ``baseline`` on the same (point, topology).
+
+    Parameters
+    ----------
+    lf : polars.LazyFrame
+        Result rows as made by :func:`bacepipe.analysis.scan_runs`.
+    baseline : str
+        The scheduler to normalize to.
+
+    Returns
+    -------
+    polars.LazyFrame
+        ``lf`` without duplicate (point, topology, scheduler) rows (the first is kept), plus
+        ``jct_ratio`` and ``cost_ratio`` (f64; null where the baseline is absent or its value is
+        0) and ``jct_win`` / ``cost_win`` (bool: baseline strictly lower; null where absent).
+    """
+    point = point_columns(lf.collect_schema().names())
+    keys = [*point, "topology"]
+    lf = lf.unique(subset=[*keys, "scheduler"], keep="first", maintain_order=True)
+    base = lf.filter(pl.col("scheduler") == baseline).select(
+        *keys, pl.col("avg_jct_h").alias("_base_jct"), pl.col("total_cost").alias("_base_cost")
+    )
+    out = lf.join(base, on=keys, how="left", nulls_equal=True, maintain_order="left")
+    return out.with_columns(
+        _ratio("avg_jct_h", "_base_jct").alias("jct_ratio"),
+        _ratio("total_cost", "_base_cost").alias("cost_ratio"),
+        (pl.col("_base_jct") < pl.col("avg_jct_h")).alias("jct_win"),
+        (pl.col("_base_cost") < pl.col("total_cost")).alias("cost_win"),
+    ).drop("_base_jct", "_base_cost")
+
+
+def _ratio(value: str, base: str) -> pl.Expr:
+    return pl.when(pl.col(base) != 0).then(pl.col(value) / pl.col(base))
+
+
+def bootstrap_ci(
+    values: np.ndarray, n_resamples: int = 2000, seed: int = 0, level: float = 0.95
+) -> tuple[float, float]:
+    """Percentile-bootstrap confidence interval of the mean of ``values``.
+
+    Parameters
+    ----------
+    values : numpy.ndarray, shape (n,), float64
+        One value per topology (NaNs are not allowed; drop them first).
+    n_resamples : int
+        Resamples with replacement, each of size n.
+    seed : int
+        Seed of the ``numpy.random.default_rng`` used for this call alone.
+    level : float
+        Coverage; 0.95 gives the 2.5th and 97.5th percentiles.
+
+    Returns
+    -------
+    (low, high) : tuple of float
+        NaN for an empty ``values``; ``(v, v)`` when every value is ``v``.
+    """
+    values = np.asarray(values, dtype=np.float64)
+    n = values.size
+    if n == 0:
+        return (float("nan"), float("nan"))
+    rng = np.random.default_rng(seed)
+    rows = max(1, _CHUNK_CELLS // n)
+    means = np.empty(n_resamples)
+    for start in range(0, n_resamples, rows):
+        stop = min(start + rows, n_resamples)
+        idx = rng.integers(0, n, size=(stop - start, n))
+        means[start:stop] = values[idx].mean(axis=1)
+    tail = (1.0 - level) / 2.0 * 100.0
+    low, high = np.percentile(means, [tail, 100.0 - tail])
+    return (float(low), float(high))
+
+
+def summarize(
+    lf: pl.LazyFrame, *, n_resamples: int = 2000, seed: int = 0, baseline: str = BASELINE
+) -> pl.DataFrame:
+    """One row per sweep point and scheduler: means, medians, paired ratios, CIs, win rates.
+
+    Parameters
+    ----------
+    lf : polars.LazyFrame
+        Result rows as made by :func:`bacepipe.analysis.scan_runs`.
+    n_resamples, seed : int
+        Bootstrap resamples and generator seed (see :func:`bootstrap_ci`).
+    baseline : str
+        The scheduler ratios are normalized to.
+
+    Returns
+    -------
+    polars.DataFrame
+        The point columns (hive keys, ``seed``), ``scheduler``, then
+        :data:`~bacepipe.analysis.schema.SUMMARY_VALUE_COLUMNS`: ``n_topologies``,
+        ``n_duplicate_rows`` (rows dropped as repeats of a (point, topology, scheduler)),
+        ``<metric>_mean`` for every metric, ``avg_jct_h_median``, ``total_cost_median``,
+        ``n_pairs`` (topologies where the baseline ran too), and for ``jct`` and ``cost``:
+        ``*_ratio_mean``, ``*_ratio_median``, ``*_ratio_ci_low``, ``*_ratio_ci_high``,
+        ``*_win_rate``. Ratio columns are null at a point without the baseline. Sorted by point,
+        then scheduler in SPEC §7 order.
+    """
+    point = point_columns(lf.collect_schema().names())
+    group = [*point, "scheduler"]
+    raw_counts = lf.group_by(group).agg(pl.len().alias("_rows"))
+    ratios, raw_counts = pl.collect_all([paired_ratios(lf, baseline), raw_counts])
+    agg = ratios.group_by(group, maintain_order=True).agg(
+        pl.len().alias("n_topologies"),
+        *(pl.col(m).mean().alias(f"{m}_mean") for m in METRICS),
+        pl.col("avg_jct_h").median().alias("avg_jct_h_median"),
+        pl.col("total_cost").median().alias("total_cost_median"),
+        pl.col("jct_win").is_not_null().sum().cast(pl.Int64).alias("n_pairs"),
+        *(
+            expr
+            for q in ("jct", "cost")
+            for expr in (
+                pl.col(f"{q}_ratio").mean().alias(f"{q}_ratio_mean"),
+                pl.col(f"{q}_ratio").median().alias(f"{q}_ratio_median"),
+                pl.col(f"{q}_win").cast(pl.Float64).mean().alias(f"{q}_win_rate"),
+                pl.col(f"{q}_ratio").drop_nulls().alias(f"_{q}_values"),
+            )
+        ),
+    )
+    ci = {}
+    for q in ("jct", "cost"):
+        bounds = [bootstrap_ci(v.to_numpy(), n_resamples, seed) for v in agg[f"_{q}_values"]]
+        lows, highs = zip(*bounds, strict=True) if bounds else ((), ())
+        ci[f"{q}_ratio_ci_low"] = pl.Series(lows, dtype=pl.Float64).fill_nan(None)
+        ci[f"{q}_ratio_ci_high"] = pl.Series(highs, dtype=pl.Float64).fill_nan(None)
+    agg = agg.with_columns(**ci).join(raw_counts, on=group, how="left", nulls_equal=True)
+    agg = agg.with_columns(
+        pl.col("n_topologies").cast(pl.Int64),
+        (pl.col("_rows").cast(pl.Int64) - pl.col("n_topologies")).alias("n_duplicate_rows"),
+    )
+    rank = {name: i for i, name in enumerate(scheduler_order(agg["scheduler"].to_list()))}
+    agg = agg.with_columns(
+        pl.col("scheduler").replace_strict(rank, return_dtype=pl.Int64).alias("_r")
+    )
+    agg = agg.sort([*point, "_r"], nulls_last=True)
+    return agg.select(*group, *SUMMARY_VALUE_COLUMNS)
+
+
+def points(summary: pl.DataFrame) -> pl.DataFrame:
+    """The distinct sweep points of ``summary`` (its point columns), sorted."""
+    cols = point_columns(summary.columns)
+    return summary.select(cols).unique().sort(cols, nulls_last=True)
+
+
+def at_point(summary: pl.DataFrame, point: dict[str, object]) -> pl.DataFrame:
+    """The rows of ``summary`` at ``point`` (null-safe equality on every given column)."""
+    mask = pl.lit(True)
+    for col, value in point.items():
+        mask = mask & pl.col(col).eq_missing(pl.lit(value, dtype=summary.schema[col]))
+    return summary.filter(mask)
+
+
+def describe_point(point: dict[str, object]) -> str:
+    """``point`` as ``key=value, ...`` (the form report.md and stdout use)."""
+    return ", ".join(f"{k}={v}" for k, v in point.items()) or "(no axes)"
+
+
+def _default_matches(point: dict[str, object]) -> int:
+    return sum(point.get(k) == v for k, v in AXIS_DEFAULTS.items())
+
+
+def reference_point(summary: pl.DataFrame) -> dict[str, object]:
+    """The point Fig. 4, Fig. 8, the scatter and the CDF show.
+
+    The point with the most axes at their SPEC defaults (bandwidth and GPU scale 1.0, 8 jobs), then
+    the most schedulers, then the most topologies; ties go to the first in sorted order.
+    """
+    cols = point_columns(summary.columns)
+    stats = (
+        summary.group_by(cols)
+        .agg(pl.len().alias("_k"), pl.col("n_topologies").max().alias("_n"))
+        .sort(cols, nulls_last=True)
+    )
+    best, best_score = {}, None
+    for row in stats.iter_rows(named=True):
+        k, n = row.pop("_k"), row.pop("_n")
+        score = (_default_matches(row), k, n)
+        if best_score is None or score > best_score:
+            best, best_score = row, score
+    return best
+
+
+def axis_slice(summary: pl.DataFrame, axis: str) -> tuple[pl.DataFrame | None, dict, str]:
+    """Rows of ``summary`` along ``axis`` with every other point column fixed.
+
+    Of the combinations of the other point columns, the one where ``axis`` takes the most values
+    is kept; ties go to the most axes at their defaults, then the first in sorted order.
+
+    Returns
+    -------
+    (frame, fixed, reason)
+        ``frame`` is None when the axis has fewer than 2 values at any fixed combination; then
+        ``reason`` says why (e.g. ``only bandwidth_scale=1.0 present``). ``fixed`` maps the other
+        point columns to their values.
+    """
+    cols = point_columns(summary.columns)
+    if axis not in cols:
+        return None, {}, f"no {axis} axis in the results"
+    present = summary[axis].drop_nulls().unique().sort().to_list()
+    if len(present) < 2:
+        shown = ", ".join(f"{axis}={v}" for v in present) or f"no {axis} value"
+        return None, {}, f"only {shown} present"
+    others = [c for c in cols if c != axis]
+    if not others:
+        return summary, {}, ""
+    combos = (
+        summary.group_by(others)
+        .agg(pl.col(axis).drop_nulls().n_unique().alias("_k"))
+        .sort(others, nulls_last=True)
+    )
+    best, best_score = {}, None
+    for row in combos.iter_rows(named=True):
+        k = row.pop("_k")
+        score = (k, _default_matches(row))
+        if best_score is None or score > best_score:
+            best, best_score = row, score
+    if best_score[0] < 2:
+        return None, {}, f"{axis} never takes 2 or more values with the other axes fixed"
+    return at_point(summary, best), best, ""

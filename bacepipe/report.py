@@ -1,0 +1,99 @@
+"""``python -m bacepipe.report PATH... [--out DIR]``: tables and figures from sweep results.
+
+Each PATH is a result directory, a multirun directory, or a ``runs/`` dataset; every ``runs/``
+dataset under them is read (once). The report (``report.md``, ``summary.csv``, ``figures/*.png``)
+goes to ``--out`` or else the first PATH, and stdout says what was read, a per-scheduler table,
+every note, and where each figure went or why it was skipped.
+
+Bad input (a path that does not exist or holds no results, an unreadable file) prints one line,
+``report: <path>: <problem>``, to stderr and exits with status 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+import polars as pl
+
+from bacepipe.analysis.load import RUNS_DIR, find_runs, scan_runs
+from bacepipe.analysis.stats import paired_ratios, points, summarize
+from bacepipe.analysis.tables import format_summary_table, write_report
+from bacepipe.errors import InputError
+
+PROG = "report"
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="python -m bacepipe.report",
+        description="Summarize sweep results: paired ratios to bace_pipe with bootstrap CIs, "
+        "report.md and figures.",
+    )
+    p.add_argument(
+        "paths",
+        nargs="+",
+        metavar="PATH",
+        help="result or multirun directory (searched recursively for runs/)",
+    )
+    p.add_argument("--out", metavar="DIR", help="where to write the report (default: first PATH)")
+    p.add_argument(
+        "--resamples",
+        type=int,
+        default=2000,
+        metavar="N",
+        help="bootstrap resamples per CI (default 2000)",
+    )
+    p.add_argument("--seed", type=int, default=0, help="bootstrap generator seed (default 0)")
+    return p
+
+
+def _first_line(err: BaseException) -> str:
+    text = str(err).strip()
+    return text.splitlines()[0] if text else type(err).__name__
+
+
+def _default_out(first: str) -> Path:
+    path = Path(first)
+    return path.parent if path.name == RUNS_DIR else path
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the report; return the exit status (0 ok, 2 bad input)."""
+    args = _parser().parse_args(argv)
+    if args.resamples < 1:
+        _parser().error("--resamples must be >= 1")
+    try:
+        sources = find_runs(args.paths)
+        lf = scan_runs(sources)
+        summary = summarize(lf, n_resamples=args.resamples, seed=args.seed)
+        if summary.is_empty():
+            raise InputError(args.paths[0], "the runs/ datasets hold no result rows")
+        ratios = paired_ratios(lf).collect()
+    except InputError as err:
+        print(f"{PROG}: {err}", file=sys.stderr)
+        return 2
+    except (pl.exceptions.PolarsError, OSError) as err:
+        print(f"{PROG}: {args.paths[0]}: {_first_line(err)}", file=sys.stderr)
+        return 2
+
+    out_dir = Path(args.out) if args.out else _default_out(args.paths[0])
+    schedulers = summary["scheduler"].n_unique()
+    print(
+        f"read {len(sources)} runs/ dataset(s): {points(summary).height} point(s), "
+        f"{schedulers} scheduler(s)"
+    )
+    print(format_summary_table(summary))
+    try:
+        written = write_report(summary, out_dir, ratios=ratios, sources=sources, echo=print)
+    except OSError as err:
+        print(f"{PROG}: {out_dir}: {_first_line(err)}", file=sys.stderr)
+        return 2
+    print(f"report: {written[0]}")
+    print(f"summary table: {written[1]}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,366 @@
+"""The report (``bacepipe.analysis``, ``python -m bacepipe.report``) on hand-made Parquet
+datasets whose answers are known by construction."""
+
+from __future__ import annotations
+
+import ast
+import subprocess
+import sys
+from pathlib import Path
+
+import matplotlib.image
+import numpy as np
+import polars as pl
+import pytest
+from polars.testing import assert_frame_equal
+
+from bacepipe.analysis import (
+    bootstrap_ci,
+    find_runs,
+    format_summary_table,
+    paired_ratios,
+    pareto_front,
+    scan_runs,
+    summarize,
+    write_report,
+)
+from bacepipe.analysis.tables import report_notes
+from bacepipe.errors import InputError
+from bacepipe.report import main
+
+PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
+DEFAULT_POINT = {"scenario": "random", "bandwidth_scale": 1.0, "gpu_scale": 1.0, "num_jobs": 8}
+EXTRA_METRICS = (
+    "energy_kwh",
+    "makespan_h",
+    "mean_wait_h",
+    "mean_gpus",
+    "multi_region_share",
+    "gpu_utilization",
+)
+
+
+def results(
+    jct: dict[str, list[float]], cost: dict[str, list[float]] | None = None, seed: int = 0
+) -> pl.DataFrame:
+    """One row per (topology, scheduler): ``jct[s][t]`` is scheduler s's avg JCT on topology t."""
+    rows = []
+    for name, values in jct.items():
+        costs = (cost or jct)[name]
+        for t, (j, c) in enumerate(zip(values, costs, strict=True)):
+            rows.append(
+                {
+                    "seed": seed,
+                    "topology": t,
+                    "scheduler": name,
+                    "avg_jct_h": j,
+                    "total_cost": c,
+                    **{m: 0.25 for m in EXTRA_METRICS},
+                }
+            )
+    return pl.DataFrame(rows)
+
+
+def write(
+    root: Path,
+    frame: pl.DataFrame,
+    point: dict | None = None,
+    name: str = "part-0.parquet",
+    extra: dict | None = None,
+) -> Path:
+    """Write ``frame`` as the sweep engine does: ``root/runs/k=v/.../name``."""
+    leaf = root / "runs"
+    for key, value in {**(point or DEFAULT_POINT), **(extra or {})}.items():
+        leaf = leaf / f"{key}={value}"
+    leaf.mkdir(parents=True, exist_ok=True)
+    frame.write_parquet(leaf / name)
+    return leaf / name
+
+
+def row(summary: pl.DataFrame, scheduler: str, **point) -> dict:
+    frame = summary.filter(pl.col("scheduler") == scheduler)
+    for key, value in point.items():
+        frame = frame.filter(pl.col(key) == value)
+    assert frame.height == 1, frame
+    return frame.row(0, named=True)
+
+
+BASE = [2.0, 4.0, 8.0, 16.0, 32.0]
+
+
+# --- statistics known by construction -----------------------------------------------------------
+
+
+def test_constant_ratio_gives_exact_mean_zero_width_ci_and_full_win_rate(tmp_path):
+    write(tmp_path, results({"bace_pipe": BASE, "lcf": [1.5 * b for b in BASE]}))
+    summary = summarize(scan_runs([tmp_path]))
+    lcf = row(summary, "lcf")
+    assert lcf["jct_ratio_mean"] == 1.5 and lcf["cost_ratio_mean"] == 1.5
+    assert lcf["jct_ratio_ci_low"] == lcf["jct_ratio_ci_high"] == 1.5
+    assert lcf["jct_win_rate"] == 1.0 and lcf["cost_win_rate"] == 1.0
+    assert lcf["n_topologies"] == lcf["n_pairs"] == 5
+    base = row(summary, "bace_pipe")
+    assert base["jct_ratio_mean"] == 1.0 and base["jct_win_rate"] == 0.0
+
+
+def test_known_mean_median_and_strict_win_rate(tmp_path):
+    base = [1.0, 2.0, 4.0, 8.0]
+    ratios = [1.0, 2.0, 3.0, 10.0]  # the tie (1.0) is not a win for bace_pipe
+    ldf = [b * r for b, r in zip(base, ratios, strict=True)]
+    cost = {"bace_pipe": [10.0, 10.0, 10.0, 10.0], "ldf": [5.0, 20.0, 20.0, 20.0]}
+    write(tmp_path, results({"bace_pipe": base, "ldf": ldf}, cost))
+    r = row(summarize(scan_runs([tmp_path])), "ldf")
+    assert r["avg_jct_h_mean"] == pytest.approx(np.mean(ldf))
+    assert r["avg_jct_h_median"] == pytest.approx(np.median(ldf))
+    assert r["jct_ratio_mean"] == pytest.approx(4.0)
+    assert r["jct_ratio_median"] == pytest.approx(2.5)
+    assert r["jct_win_rate"] == pytest.approx(0.75)
+    assert r["total_cost_median"] == pytest.approx(20.0)
+    assert r["cost_ratio_mean"] == pytest.approx(1.625)
+    assert r["cost_win_rate"] == pytest.approx(0.75)  # ldf is cheaper on topology 0
+    assert r["jct_ratio_ci_low"] <= r["jct_ratio_mean"] <= r["jct_ratio_ci_high"]
+    assert 1.0 <= r["jct_ratio_ci_low"] and r["jct_ratio_ci_high"] <= 10.0
+
+
+def test_pairs_only_shared_topologies(tmp_path):
+    frame = results({"bace_pipe": BASE, "cr_ldf": [2 * b for b in BASE]})
+    frame = frame.filter((pl.col("scheduler") == "bace_pipe") | (pl.col("topology") < 3))
+    frame = frame.with_columns(
+        pl.when((pl.col("scheduler") == "cr_ldf") & (pl.col("topology") == 0))
+        .then(pl.col("avg_jct_h") * 4)
+        .otherwise(pl.col("avg_jct_h"))
+        .alias("avg_jct_h")
+    )
+    write(tmp_path, frame)
+    r = row(summarize(scan_runs([tmp_path])), "cr_ldf")
+    assert r["n_topologies"] == r["n_pairs"] == 3
+    assert r["jct_ratio_mean"] == pytest.approx((8 + 2 + 2) / 3)
+
+
+def test_bootstrap_is_deterministic_and_matches_a_plain_loop():
+    values = np.random.default_rng(7).lognormal(0.3, 0.2, size=37)
+    assert bootstrap_ci(values, 2000, seed=0) == bootstrap_ci(values, 2000, seed=0)
+    assert bootstrap_ci(values, 2000, seed=0) != bootstrap_ci(values, 2000, seed=1)
+    rng = np.random.default_rng(0)
+    means = [
+        values[rng.integers(0, values.size, size=(1, values.size))[0]].mean() for _ in range(2000)
+    ]
+    np.testing.assert_allclose(
+        bootstrap_ci(values, 2000, seed=0), np.percentile(means, [2.5, 97.5]), rtol=1e-12
+    )
+    assert np.isnan(bootstrap_ci(np.array([]))).all()
+
+
+def test_summary_is_deterministic(tmp_path):
+    rng = np.random.default_rng(3)
+    base = rng.uniform(1, 10, 20).tolist()
+    write(tmp_path, results({"bace_pipe": base, "lcf": [b * rng.uniform(1, 2) for b in base]}))
+    first, second = (summarize(scan_runs([tmp_path])) for _ in range(2))
+    assert_frame_equal(first, second)
+    r = row(first, "lcf")
+    assert r["jct_ratio_ci_low"] < r["jct_ratio_mean"] < r["jct_ratio_ci_high"]
+
+
+def test_missing_baseline_gives_null_ratios(tmp_path):
+    write(tmp_path, results({"lcf": BASE, "ldf": BASE}))
+    summary = summarize(scan_runs([tmp_path]))
+    ratio_cols = [c for c in summary.columns if "ratio" in c or "win_rate" in c]
+    assert summary.select(ratio_cols).null_count().row(0) == (2,) * len(ratio_cols)
+    assert (summary["n_pairs"] == 0).all()
+    assert "bace_pipe absent: no ratios" in format_summary_table(summary)
+
+
+def test_pareto_front():
+    x = np.array([1.0, 2.0, 1.5, 3.0, 1.0])
+    y = np.array([3.0, 1.0, 2.0, 0.5, 4.0])
+    assert pareto_front(x, y).tolist() == [0, 2, 1, 3]
+    assert pareto_front(np.array([1.0, 2.0]), np.array([1.0, 2.0])).tolist() == [0]
+
+
+# --- reading the datasets -----------------------------------------------------------------------
+
+
+def test_scan_reads_hive_keys_ignores_temporaries_and_ancestor_keys(tmp_path):
+    # A Hydra override_dirname above runs/ must not become a column.
+    root = tmp_path / "bandwidth_scale=0.5"
+    frame = results({"bace_pipe": BASE, "lcf": BASE})
+    write(root, frame.filter(pl.col("topology") < 2), name="chunk-0.parquet")
+    path = write(root, frame.filter(pl.col("topology") >= 2), name="chunk-1.parquet")
+    (path.parent / "chunk-2.parquet.tmp").write_bytes(b"half-written")
+    (path.parent / ".hidden.parquet").write_bytes(b"not parquet")
+    write(
+        root, frame, point={**DEFAULT_POINT, "bandwidth_scale": 0.3}, extra={"arrivals": "poisson"}
+    )
+    lf = scan_runs([root])
+    schema = lf.collect_schema()
+    assert list(schema)[:6] == [
+        "scenario",
+        "bandwidth_scale",
+        "gpu_scale",
+        "num_jobs",
+        "arrivals",
+        "seed",
+    ]
+    assert schema["bandwidth_scale"] == pl.Float64 and schema["num_jobs"] == pl.Int64
+    assert schema["arrivals"] == pl.String
+    data = lf.collect()
+    assert data.height == 20
+    assert sorted(data["bandwidth_scale"].unique().to_list()) == [0.3, 1.0]
+    summary = summarize(lf)
+    assert summary.height == 4
+    assert row(summary, "lcf", bandwidth_scale=0.3)["arrivals"] == "poisson"
+    assert row(summary, "lcf", bandwidth_scale=1.0)["arrivals"] is None
+
+
+def test_find_runs_in_multirun_dedupes_and_accepts_runs_dir(tmp_path):
+    multirun = tmp_path / "multirun" / "2026-11-29" / "12-00-00"
+    for job in ("0", "1"):
+        write(multirun / job, results({"bace_pipe": BASE}))
+    (multirun / "0" / ".hydra").mkdir()
+    found = find_runs([multirun, multirun / "0", multirun / "1" / "runs"])
+    assert found == [(multirun / j / "runs").resolve() for j in ("0", "1")]
+
+
+def test_duplicate_rows_across_result_dirs_keep_the_first(tmp_path):
+    write(tmp_path / "a", results({"bace_pipe": BASE, "lcf": [2 * b for b in BASE]}))
+    write(tmp_path / "b", results({"bace_pipe": BASE, "lcf": [3 * b for b in BASE]}))
+    summary = summarize(scan_runs([tmp_path / "a", tmp_path / "b"]))
+    r = row(summary, "lcf")
+    assert r["jct_ratio_mean"] == 2.0 and r["n_topologies"] == 5 and r["n_duplicate_rows"] == 5
+    assert any("10 duplicate row(s)" in note for note in report_notes(summary))
+    assert paired_ratios(scan_runs([tmp_path / "b"])).collect()["jct_ratio"].max() == 3.0
+
+
+@pytest.mark.parametrize("setup", ["missing", "empty", "only_tmp", "file"])
+def test_find_runs_rejects_paths_without_results(tmp_path, setup):
+    path = tmp_path / "res"
+    if setup == "empty":
+        path.mkdir()
+    elif setup == "only_tmp":
+        (path / "runs" / "scenario=random").mkdir(parents=True)
+        (path / "runs" / "scenario=random" / "x.parquet.tmp").write_bytes(b"")
+    elif setup == "file":
+        path.write_text("not a directory")
+    with pytest.raises(InputError) as err:
+        find_runs([path])
+    assert err.value.field == str(path)
+
+
+def test_missing_required_column_names_the_file(tmp_path):
+    path = write(tmp_path, results({"bace_pipe": BASE}).drop("total_cost"))
+    with pytest.raises(InputError, match="missing column"):
+        scan_runs([tmp_path])
+    assert str(path) in str(pytest.raises(InputError, scan_runs, [tmp_path]).value)
+
+
+# --- the command line ---------------------------------------------------------------------------
+
+
+def check_png(path: Path) -> None:
+    assert path.read_bytes()[:8] == PNG_SIGNATURE
+    image = matplotlib.image.imread(path)
+    assert image.ndim == 3 and image.shape[0] > 100 and image.shape[1] > 100
+
+
+def test_cli_writes_report_and_figures_only_for_present_axes(tmp_path, capsys):
+    every = ["bace_pipe", "lcf", "ldf", "cr_lcf", "bace_pipe_no_priority"]
+    rng = np.random.default_rng(0)
+    for bw in (0.5, 1.0):
+        jct = {
+            s: [b * (1 + i / 4) * rng.uniform(0.9, 1.1) for b in BASE] for i, s in enumerate(every)
+        }
+        write(tmp_path, results(jct), point={**DEFAULT_POINT, "bandwidth_scale": bw})
+    out = tmp_path / "report"
+    assert main([str(tmp_path), "--out", str(out)]) == 0
+    stdout = capsys.readouterr().out
+    report = (out / "report.md").read_text()
+    for fig in ("Fig. 4", "Fig. 5", "Fig. 8", "Scatter", "CDF"):
+        assert f"{fig} (" in stdout and f"![{fig}]" in report
+    for skipped in (
+        "Fig. 6 skipped: only gpu_scale=1.0 present",
+        "Fig. 7 skipped: only num_jobs=8 present",
+    ):
+        assert skipped in stdout and skipped in report
+    # Absent schedulers are named, never drawn.
+    assert "cr_ldf" in report and "bace_pipe_no_costmin" in report
+    assert "schedulers not present in any result: cr_ldf, bace_pipe_no_pathfinder" in stdout
+    assert "not present: cr_ldf" in report
+    pngs = sorted((out / "figures").glob("*.png"))
+    assert [p.name for p in pngs] == [
+        "fig4_normalized.png",
+        "fig5_bandwidth.png",
+        "fig8_ablation.png",
+        "jct_ratio_cdf.png",
+        "jct_vs_cost.png",
+    ]
+    for png in pngs:
+        check_png(png)
+    assert pl.read_csv(out / "summary.csv").height == 2 * len(every)
+    assert "x bace_pipe" in stdout and "bace_pipe_no_priority" in stdout
+
+
+def test_cli_single_point_skips_axis_figures_and_writes_into_first_path(tmp_path, capsys):
+    write(tmp_path, results({"bace_pipe": BASE, "lcf": [1.5 * b for b in BASE]}))
+    assert main([str(tmp_path)]) == 0
+    stdout = capsys.readouterr().out
+    assert "Fig. 5 skipped: only bandwidth_scale=1.0 present" in stdout
+    assert "Fig. 8 skipped: none of bace_pipe_no_priority" in stdout
+    assert (tmp_path / "report.md").is_file()
+    assert "1.500 [1.500, 1.500]" in stdout  # one point: the CI is shown
+
+
+def test_write_report_without_baseline_says_so(tmp_path):
+    write(tmp_path, results({"lcf": BASE, "ldf": [2 * b for b in BASE]}))
+    lf = scan_runs([tmp_path])
+    lines: list[str] = []
+    written = write_report(
+        summarize(lf), tmp_path / "out", ratios=paired_ratios(lf).collect(), echo=lines.append
+    )
+    assert any(line.startswith("note: bace_pipe absent at scenario=random") for line in lines)
+    assert any(line.startswith("Fig. 4 skipped: bace_pipe absent") for line in lines)
+    check_png(next(p for p in written if p.name == "jct_vs_cost.png"))  # raw means still plot
+
+
+@pytest.mark.parametrize("make", ["missing", "empty"])
+def test_cli_bad_path_is_one_line_and_status_2(tmp_path, capsys, make):
+    good = tmp_path / "good"
+    write(good, results({"bace_pipe": BASE}))
+    bad = tmp_path / "bad"
+    if make == "empty":
+        bad.mkdir()
+    assert main([str(good), str(bad)]) == 2
+    captured = capsys.readouterr()
+    assert captured.err.count("\n") == 1
+    assert captured.err.startswith(f"report: {bad}: ")
+    assert captured.out == ""
+
+
+def test_module_entry_point_exits_2_without_traceback(tmp_path):
+    bad = tmp_path / "nothing-here"
+    proc = subprocess.run(
+        [sys.executable, "-m", "bacepipe.report", str(bad)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert proc.returncode == 2
+    assert proc.stderr == f"report: {bad}: no such file or directory\n"
+
+
+def test_analysis_never_imports_core():
+    root = Path(__file__).resolve().parents[1] / "bacepipe"
+    for path in [*(root / "analysis").glob("*.py"), root / "report.py"]:
+        for node in ast.walk(ast.parse(path.read_text())):
+            names = []
+            if isinstance(node, ast.Import):
+                names = [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom):
+                names = [node.module or ""] + [f"{node.module}.{a.name}" for a in node.names]
+            assert not any(n.startswith("bacepipe.core") for n in names), path
+
+
+def test_scheduler_names_match_the_policy_table():
+    from bacepipe.analysis import SCHEDULERS
+    from bacepipe.policies import SCHEDULERS as POLICY_SCHEDULERS
+
+    assert tuple(POLICY_SCHEDULERS) == SCHEDULERS
