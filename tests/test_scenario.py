@@ -2,6 +2,7 @@
 
 import math
 
+import numpy as np
 import pytest
 import yaml
 
@@ -76,7 +77,7 @@ def test_asymmetric_links_kept(base_scenario):
 
 def test_geo_latency_is_great_circle_over_100():
     paper = load_scenario("paper")
-    lat = geo_latency_ms(paper.regions)
+    lat = geo_latency_ms([r.lat for r in paper.regions], [r.lon for r in paper.regions])
     # Ireland → New York is about 5,100 km great-circle
     assert 49 < lat[0][1] < 53
     assert lat[0][1] == lat[1][0] and lat[2][2] == 0.0
@@ -134,3 +135,68 @@ def test_generate_scenario_is_valid_yaml_shape(tmp_path):
     path = tmp_path / "t42.yaml"
     path.write_text(yaml.safe_dump(d))
     assert load_scenario(path) == parse_scenario(d)
+
+
+# --------------------------------------------------------------------------- SPEC §12 switches
+
+
+def test_poisson_arrivals_are_exponential_gaps_per_topology():
+    b = generate_batch("random", 5, range(400), num_jobs=30, arrivals="poisson",
+                       arrival_rate_per_h=2.0)
+    assert (b.arrival_h[:, 0] == 0).all() and (np.diff(b.arrival_h, axis=1) >= 0).all()
+    gaps = np.diff(b.arrival_h, axis=1)
+    assert gaps.mean() == pytest.approx(0.5, rel=0.05)  # 1 / λ
+    again = generate_batch("random", 5, [7], num_jobs=30, arrivals="poisson",
+                           arrival_rate_per_h=2.0)
+    assert (again.arrival_h[0] == b.arrival_h[7]).all()
+    # switching arrivals on does not move any other draw
+    plain = generate_batch("random", 5, range(400), num_jobs=30)
+    assert (plain.gpus == b.gpus).all() and (plain.dataset == b.dataset).all()
+
+
+def test_poisson_needs_rate(base_scenario):
+    base_scenario["arrivals"] = "poisson"
+    with pytest.raises(InputError) as err:
+        parse_scenario(base_scenario)
+    assert err.value.field == "scenario.arrival_rate_per_h"
+
+
+def test_trace_file_becomes_the_jobs(tmp_path, base_scenario):
+    (tmp_path / "t.csv").write_text(
+        "# a trace\nname,params_b,layers,hidden,batch_size,dataset_samples,arrival_h\n"
+        "x,7,32,4096,64,1000,0\ny,14,48,5120,512,52002,3.5\n")
+    data = {"regions": base_scenario["regions"], "arrivals": "trace", "trace": "t.csv"}
+    sc = parse_scenario(data, base_dir=tmp_path)
+    assert [j.name for j in sc.jobs] == ["x", "y"] and sc.jobs[1].arrival_h == 3.5
+    (tmp_path / "t.csv").write_text("name,params_b,layers,hidden,batch_size,dataset_samples\n"
+                                    "x,-7,3,8,8,8\n")
+    with pytest.raises(InputError) as err:
+        parse_scenario(data, base_dir=tmp_path)
+    assert err.value.field == "trace[0].params_b"
+    with pytest.raises(InputError, match="no such file"):
+        parse_scenario({**data, "trace": "missing.csv"}, base_dir=tmp_path)
+
+
+def test_aws10_uses_measured_links_and_half_the_delay():
+    b = generate_batch("aws10", 0, range(4), bandwidth_scale=2.0)
+    names = b.region_names
+    assert len(names) == 10 and names[0] == "Oregon"
+    u, v = names.index("Oregon"), names.index("Virginia")
+    assert b.links_gbps[0, u, v] == pytest.approx(0.79 * 2.0)
+    assert b.latency_ms[0, u, v] == pytest.approx(67 / 2) and b.latency_on
+    assert b.price[0, names.index("Seoul")] == b.price[0, names.index("Tokyo")] == 0.191
+    assert set(b.gpus.ravel()) <= {16, 32, 64, 128}
+    assert not generate_batch("aws10", 0, [0], latency="none").latency_on
+
+
+def test_price_profile_switch_and_geo_latency_for_random():
+    b = generate_batch("random", 2, range(3), price_profile="business", latency="geo")
+    assert b.time_of_use and b.latency_on
+    assert b.price_profile[0, 0].mean() == pytest.approx(1.0)
+    assert (b.latency_ms[:, range(6), range(6)] == 0).all()
+    with pytest.raises(InputError) as err:
+        generate_batch("random", price_profile="peaky")
+    assert err.value.field == "price_profile"
+    with pytest.raises(InputError) as err:
+        generate_batch("motivation", latency="geo")  # the figure gives no coordinates
+    assert err.value.field == "regions[0].lat"

@@ -80,7 +80,7 @@ class ScenarioBatch(NamedTuple):
                 lon=None if np.isnan(lon) else float(lon),
                 price_profile=(tuple(map(float, self.price_profile[i, r]))
                                if self.time_of_use else None),
-                utc_offset_h=float(self.utc_offset_h[i, r]) if self.time_of_use else 0.0,
+                utc_offset_h=float(self.utc_offset_h[i, r]),
             ))
         jobs = tuple(
             Job(name=name, model=self.job_models[j], params_b=float(self.params_b[i, j]),

@@ -1,14 +1,18 @@
-"""Scenario generation (SPEC §8): built-in scenarios and random topologies, batched.
+"""Scenario generation (SPEC §8, §12): built-in scenarios and random topologies, batched.
 
 Topology t of seed s is a pure function of (s, t): every random draw is a counter-based hash of
 (seed, topology, stream, index) (splitmix64 finaliser), so any topology can be generated alone, in
 any chunk, on any worker, and come out bit for bit the same. No global or shared generator exists.
 :func:`generate_batch` makes a whole chunk with numpy in one pass; :func:`generate_scenario` is the
 same function for one topology.
+
+Extension switches (SPEC §12) are keyword arguments; None keeps what the scenario itself says, so
+the defaults give exactly the paper's world.
 """
 
 from __future__ import annotations
 
+import copy
 import functools
 from importlib import resources
 from pathlib import Path
@@ -18,14 +22,34 @@ import numpy as np
 from bacepipe.errors import InputError
 from bacepipe.model.batch import ScenarioBatch, batch_from_scenario
 from bacepipe.model.hardware import Hardware
-from bacepipe.model.scenario import Scenario, _number, parse_scenario, read_yaml, scale_gpus
-from bacepipe.model.tables import BANDWIDTH_RANGE_GBPS, DATASETS, GPU_CHOICES, PRICE_TABLE
+from bacepipe.model.scenario import (
+    ARRIVALS,
+    LATENCY_MODES,
+    MEMORY_MODELS,
+    Scenario,
+    _number,
+    geo_latency_ms,
+    parse_scenario,
+    read_yaml,
+    scale_gpus,
+)
+from bacepipe.model.tables import (
+    AWS_PRICES,
+    BANDWIDTH_RANGE_GBPS,
+    DATASETS,
+    GPU_CHOICES,
+    PRICE_PROFILES,
+    PRICE_TABLE,
+    SITES,
+)
 
-BUILTIN_SCENARIOS = ("random", "paper", "motivation")
+BUILTIN_SCENARIOS = ("random", "paper", "motivation", "aws10")
+AWS_TABLE = "aws_inter_region_delay_bandwidth.csv"
 
 # Streams of the counter-based generator: one per kind of draw, so adding draws of one kind never
 # shifts another.
-_STREAM_GPUS, _STREAM_BANDWIDTH, _STREAM_PRICE, _STREAM_DATASET = 0, 1, 2, 3
+_STREAM_GPUS, _STREAM_BANDWIDTH, _STREAM_PRICE, _STREAM_DATASET, _STREAM_ARRIVAL, _STREAM_SITE = \
+    range(6)
 
 _M64 = np.uint64(0xFFFFFFFFFFFFFFFF)
 
@@ -55,27 +79,75 @@ def _choice(u: np.ndarray, n: int) -> np.ndarray:
     return np.minimum((u * n).astype(np.int64), n - 1)
 
 
+def _data_file(name: str):
+    return resources.files("bacepipe") / "data" / name
+
+
 @functools.cache
 def _paper_data() -> dict:
-    return read_yaml(resources.files("bacepipe") / "data" / "paper.yaml")
+    return read_yaml(_data_file("paper.yaml"))
 
 
 @functools.cache
-def _builtin_scenario(name: str) -> Scenario:
-    return parse_scenario(read_yaml(resources.files("bacepipe") / "data" / f"{name}.yaml"))
+def _aws_regions_and_links() -> tuple[list[dict], list[list[float]], list[list[float]]]:
+    """The measured AWS table as regions, bandwidth (Gbit/s) and one-way latency (ms) matrices;
+    the table's delay is taken as round-trip (SPEC §12)."""
+    rows = [line.split(",") for line in _data_file(AWS_TABLE).read_text().splitlines()
+            if line and not line.startswith("#")][1:]
+    names = list(dict.fromkeys(name for a, b, _, _ in rows for name in (a, b)))
+    n = len(names)
+    bandwidth, latency = [[0.0] * n for _ in range(n)], [[0.0] * n for _ in range(n)]
+    for a, b, delay, gbps in rows:
+        u, v = names.index(a), names.index(b)
+        bandwidth[u][v] = bandwidth[v][u] = float(gbps)
+        latency[u][v] = latency[v][u] = float(delay) / 2
+    regions = [{"name": name, "gpus": 1, "price": AWS_PRICES[name], "lat": SITES[name][0],
+                "lon": SITES[name][1], "utc_offset_h": SITES[name][2]} for name in names]
+    return regions, bandwidth, latency
 
 
-def _paper_jobs(num_jobs: int) -> list[dict]:
-    """Table III cycled to ``num_jobs`` jobs; job i is row i mod 8, named with its index."""
+def _table3_jobs(num_jobs: int) -> list[dict]:
+    """Table III cycled to ``num_jobs`` jobs; job i is row i mod 8, named with its index when the
+    table repeats. Datasets are drawn per topology afterwards."""
     rows = _paper_data()["jobs"]
     jobs = []
     for i in range(num_jobs):
         job = dict(rows[i % len(rows)])
         if num_jobs > len(rows):
             job["name"] = f"{job['name']}#{i}"
-        job["dataset_samples"] = DATASETS[0][1]  # placeholder; drawn per topology below
+        job["dataset_samples"] = DATASETS[0][1]
         jobs.append(job)
     return jobs
+
+
+def _switch(data: dict, *, arrivals, arrival_rate_per_h, trace, latency, memory_model,
+            price_profile) -> dict:
+    """Apply the extension switches that are not None to a scenario dict (a copy)."""
+    data = copy.deepcopy(data)
+    if arrivals is not None:
+        for key in ("arrivals", "arrival_rate_per_h", "trace"):
+            data.pop(key, None)
+        data["arrivals"] = arrivals
+        if arrivals == "poisson":
+            data["arrival_rate_per_h"] = arrival_rate_per_h
+        elif arrivals == "trace":
+            data.pop("jobs", None)
+            data["trace"] = trace
+    if latency is not None:
+        data.pop("latency_ms", None)
+        data["latency"] = latency
+    if memory_model is not None:
+        data["memory_model"] = memory_model
+    if price_profile is not None:
+        if price_profile not in PRICE_PROFILES:
+            raise InputError("price_profile", f"must be one of {', '.join(PRICE_PROFILES)}, "
+                             f"got {price_profile!r}")
+        profile = PRICE_PROFILES[price_profile]
+        for region in data["regions"]:
+            region.pop("price_profile", None)
+            if profile is not None:
+                region["price_profile"] = list(profile)
+    return data
 
 
 def _draw_datasets(batch: ScenarioBatch, seed: int, topologies: np.ndarray) -> ScenarioBatch:
@@ -85,12 +157,24 @@ def _draw_datasets(batch: ScenarioBatch, seed: int, topologies: np.ndarray) -> S
     return batch._replace(dataset=dataset, dataset_samples=samples)
 
 
-def _random_batch(seed: int, topologies: np.ndarray, num_regions: int, num_jobs: int,
-                  bandwidth_scale: float, gpu_scale: float, hardware: Hardware) -> ScenarioBatch:
-    t, n = len(topologies), num_regions
-    gpus = np.asarray(GPU_CHOICES, dtype=np.int64)[
-        _choice(uniforms(seed, topologies, _STREAM_GPUS, n), len(GPU_CHOICES))]
-    gpus = scale_gpus(gpus, gpu_scale)
+def _draw_arrivals(batch: ScenarioBatch, rate_per_h: float, seed: int,
+                   topologies: np.ndarray) -> ScenarioBatch:
+    """Poisson arrivals (SPEC §12): job 0 at 0, job i at job i−1's arrival + Exp(λ)."""
+    gaps = -np.log1p(-uniforms(seed, topologies, _STREAM_ARRIVAL, batch.params_b.shape[1]))
+    gaps /= rate_per_h
+    gaps[:, 0] = 0.0
+    return batch._replace(arrival_h=np.cumsum(gaps, axis=1))
+
+
+def _draw_gpus(seed: int, topologies: np.ndarray, n: int, gpu_scale: float) -> np.ndarray:
+    choice = _choice(uniforms(seed, topologies, _STREAM_GPUS, n), len(GPU_CHOICES))
+    return scale_gpus(np.asarray(GPU_CHOICES, dtype=np.int64)[choice], gpu_scale)
+
+
+def _random_batch(template: Scenario, seed: int, topologies: np.ndarray, gpu_scale: float,
+                  bandwidth_scale: float) -> ScenarioBatch:
+    """§8's random topologies on the regions of ``template`` (placeholders for the draws)."""
+    t, n = len(topologies), len(template.regions)
     lo, hi = BANDWIDTH_RANGE_GBPS
     bandwidth = lo + (hi - lo) * uniforms(seed, topologies, _STREAM_BANDWIDTH, n)
     links = (bandwidth[:, :, None] + bandwidth[:, None, :]) / 2
@@ -99,32 +183,67 @@ def _random_batch(seed: int, topologies: np.ndarray, num_regions: int, num_jobs:
     links[:, np.arange(n), np.arange(n)] = 0.0
     price = np.asarray(PRICE_TABLE)[_choice(uniforms(seed, topologies, _STREAM_PRICE, n),
                                             len(PRICE_TABLE))]
-    template = parse_scenario({
-        "hardware": hardware.to_dict(),
-        "regions": [{"name": f"R{r}", "gpus": 1, "price": 1.0, "bandwidth_gbps": 1.0}
-                    for r in range(n)],
-        "jobs": _paper_jobs(num_jobs),
-    })
+    sites = np.asarray(list(SITES.values()))[_choice(uniforms(seed, topologies, _STREAM_SITE, n),
+                                                     len(SITES))]
     batch = batch_from_scenario(template, t)._replace(
-        gpus=gpus, price=price, links_gbps=links, bandwidth_gbps=bandwidth)
-    return _draw_datasets(batch, seed, topologies)
+        gpus=_draw_gpus(seed, topologies, n, gpu_scale), price=price, links_gbps=links,
+        bandwidth_gbps=bandwidth, lat=sites[..., 0], lon=sites[..., 1], utc_offset_h=sites[..., 2])
+    if batch.latency_on:
+        batch = batch._replace(latency_ms=geo_latency_ms(batch.lat, batch.lon))
+    return batch
 
 
-def generate_batch(scenario: str | Path = "random", seed: int = 0, topologies=(0,), *,
+def _base_data(scenario, num_jobs: int, num_regions: int):
+    """The scenario dict before switches, and the folder relative trace paths start from."""
+    if isinstance(scenario, Scenario):
+        return scenario.to_dict(), None
+    if isinstance(scenario, dict):
+        return scenario, None
+    name = str(scenario)
+    if name == "random":
+        regions = [{"name": f"R{r}", "gpus": 1, "price": 1.0, "bandwidth_gbps": 1.0, "lat": 0.0,
+                    "lon": 0.0} for r in range(num_regions)]
+        data = {"regions": regions, "jobs": _table3_jobs(num_jobs)}
+    elif name == "paper":
+        data = {"regions": _paper_data()["regions"], "jobs": _table3_jobs(num_jobs)}
+    elif name == "aws10":
+        regions, links, latency = _aws_regions_and_links()
+        data = {"regions": regions, "links_gbps": links, "latency_ms": latency,
+                "jobs": _table3_jobs(num_jobs)}
+    elif name == "motivation":
+        data = read_yaml(_data_file("motivation.yaml"))
+    else:
+        return read_yaml(scenario), Path(scenario).parent
+    return data, None
+
+
+def generate_batch(scenario="random", seed: int = 0, topologies=(0,), *,
                    bandwidth_scale: float = 1.0, gpu_scale: float = 1.0, num_jobs: int = 8,
-                   num_regions: int = 6, hardware: Hardware | None = None) -> ScenarioBatch:
+                   num_regions: int = 6, hardware: Hardware | None = None,
+                   arrivals: str | None = None, arrival_rate_per_h: float | None = None,
+                   trace: str | None = None, latency: str | None = None,
+                   memory_model: str | None = None,
+                   price_profile: str | None = None) -> ScenarioBatch:
     """The topologies ``topologies`` of a sweep point, as one batch.
 
     Parameters
     ----------
-    scenario : ``random``, ``paper``, ``motivation`` or the path of a scenario YAML file.
+    scenario : ``random``, ``paper``, ``motivation``, ``aws10``, the path of a scenario YAML
+        file, a scenario dict (SPEC §9 shape) or a parsed :class:`Scenario`.
     seed : the sweep's seed; topology t depends on (seed, t) alone.
     topologies : topology indices (any order, any subset).
     bandwidth_scale, gpu_scale : scales of SPEC §10a, applied to links and GPUs.
-    num_jobs : jobs per topology for ``random`` and ``paper`` (Table III cycled); ignored by the
-        fixed scenarios ``motivation`` and files, which keep their own jobs.
+    num_jobs : jobs per topology for ``random``, ``paper`` and ``aws10`` (Table III cycled);
+        the fixed scenarios keep their own jobs.
     num_regions : regions per topology for ``random``.
     hardware : hardware constants; None keeps a file's own (or the defaults).
+    arrivals, arrival_rate_per_h, trace : ``batch`` | ``poisson`` (at the rate, per hour) |
+        ``trace`` (jobs from the CSV ``trace``); None keeps the scenario's.
+    latency : ``none`` | ``geo`` (from coordinates); None keeps the scenario's (``aws10``:
+        measured).
+    memory_model : ``none`` | ``adam_mixed``; None keeps the scenario's.
+    price_profile : ``flat`` | ``business`` (time-of-use multipliers on every region); None keeps
+        the scenario's.
     """
     seed = int(_number(seed, "seed", minimum=0, integer=True, maximum=2**63 - 1))
     topologies = np.asarray(topologies, dtype=np.int64).reshape(-1)
@@ -136,46 +255,49 @@ def generate_batch(scenario: str | Path = "random", seed: int = 0, topologies=(0
     scales = {"bandwidth_scale": bandwidth_scale, "gpu_scale": gpu_scale}
     for key, value in scales.items():
         _number(value, key, minimum=0.0, strict=True)
-    if scenario == "random":
-        return _random_batch(seed, topologies, num_regions, num_jobs, float(bandwidth_scale),
-                             float(gpu_scale), hardware or Hardware())
-    if scenario == "paper":
-        data = {"regions": _paper_data()["regions"], "jobs": _paper_jobs(num_jobs)}
-        if hardware is not None:
-            data["hardware"] = hardware.to_dict()
-        base = parse_scenario(data, **scales)
-        return _draw_datasets(batch_from_scenario(base, len(topologies)), seed, topologies)
-    if scenario == "motivation":
-        data = _builtin_scenario("motivation").to_dict()
-    else:
-        data = read_yaml(scenario)
+    for key, value, allowed in (("arrivals", arrivals, ARRIVALS),
+                                ("latency", latency, LATENCY_MODES),
+                                ("memory_model", memory_model, MEMORY_MODELS)):
+        if value is not None and value not in allowed:
+            raise InputError(key, f"must be one of {', '.join(allowed)}, got {value!r}")
+    if not isinstance(scenario, (str, Path, dict, Scenario)):
+        raise InputError("scenario", f"must be a dict, a YAML path or one of "
+                         f"{', '.join(BUILTIN_SCENARIOS)}, got {type(scenario).__name__}")
+
+    data, base_dir = _base_data(scenario, num_jobs, num_regions)
+    data = _switch(data, arrivals=arrivals, arrival_rate_per_h=arrival_rate_per_h, trace=trace,
+                   latency=latency, memory_model=memory_model, price_profile=price_profile)
     if hardware is not None:
         data["hardware"] = hardware.to_dict()
-    return batch_from_scenario(parse_scenario(data, **scales), len(topologies))
+    name = scenario if isinstance(scenario, str) else None
+    if name == "random":
+        batch = _random_batch(parse_scenario(data), seed, topologies, float(gpu_scale),
+                              float(bandwidth_scale))
+    else:
+        base = parse_scenario(data, base_dir=base_dir, **scales)
+        batch = batch_from_scenario(base, len(topologies))
+        if name == "aws10":
+            batch = batch._replace(gpus=_draw_gpus(seed, topologies, len(base.regions),
+                                                   float(gpu_scale)))
+    if name in ("random", "paper", "aws10") and "jobs" in data:
+        batch = _draw_datasets(batch, seed, topologies)
+    if data.get("arrivals") == "poisson":
+        batch = _draw_arrivals(batch, float(data["arrival_rate_per_h"]), seed, topologies)
+    return batch
 
 
-def generate_scenario(scenario: str | Path = "random", seed: int = 0, topology: int = 0, *,
-                      bandwidth_scale: float = 1.0, gpu_scale: float = 1.0, num_jobs: int = 8,
-                      num_regions: int = 6, hardware: Hardware | None = None) -> dict:
-    """The scenario dict (SPEC §9 shape, scaled values) that a sweep simulated for one row."""
-    batch = generate_batch(scenario, seed, [topology], bandwidth_scale=bandwidth_scale,
-                           gpu_scale=gpu_scale, num_jobs=num_jobs, num_regions=num_regions,
-                           hardware=hardware)
-    return batch.scenario(0).to_dict()
+def generate_scenario(scenario="random", seed: int = 0, topology: int = 0, **options) -> dict:
+    """The scenario dict (SPEC §9 shape, scaled values) that a sweep simulated for one row.
+
+    ``options`` are those of :func:`generate_batch`.
+    """
+    return generate_batch(scenario, seed, [topology], **options).scenario(0).to_dict()
 
 
-def load_scenario(source) -> Scenario:
+def load_scenario(source, seed: int = 0, topology: int = 0) -> Scenario:
     """A :class:`Scenario` from a dict (SPEC §9 shape), a YAML path, a built-in name or a Scenario.
 
-    Built-in names give topology 0 of seed 0 (for ``paper``: the datasets of seed 0).
+    Built-in names and random draws (datasets, Poisson arrivals) give topology ``topology`` of
+    ``seed``; the result holds the drawn values.
     """
-    if isinstance(source, Scenario):
-        return source
-    if isinstance(source, dict):
-        return parse_scenario(source)
-    if isinstance(source, (str, Path)):
-        if str(source) in BUILTIN_SCENARIOS:
-            return generate_batch(str(source)).scenario(0)
-        return parse_scenario(read_yaml(source))
-    raise InputError("scenario", f"must be a dict, a YAML path or one of "
-                     f"{', '.join(BUILTIN_SCENARIOS)}, got {type(source).__name__}")
+    return generate_batch(source, seed, [topology]).scenario(0)

@@ -9,6 +9,7 @@ an :class:`~bacepipe.errors.InputError` whose message names the field, e.g.
 
 from __future__ import annotations
 
+import csv
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -28,7 +29,9 @@ GEO_MS_PER_KM = 1.0 / 100.0
 MAX_GPUS = 10_000_000
 EARTH_RADIUS_KM = 6371.0
 
-_TOP_KEYS = ("hardware", "regions", "links_gbps", "latency_ms", "latency", "memory_model", "jobs")
+ARRIVALS = ("batch", "poisson", "trace")
+_TOP_KEYS = ("hardware", "regions", "links_gbps", "latency_ms", "latency", "memory_model", "jobs",
+             "arrivals", "arrival_rate_per_h", "trace")
 _REGION_KEYS = ("name", "gpus", "price", "bandwidth_gbps", "lat", "lon", "price_profile",
                 "utc_offset_h")
 _JOB_KEYS = ("name", "model", "params_b", "layers", "hidden", "batch_size", "dataset_samples",
@@ -39,8 +42,8 @@ _JOB_KEYS = ("name", "model", "params_b", "layers", "hidden", "batch_size", "dat
 class Region:
     """A cloud region. ``price`` in $/kWh, ``bandwidth_gbps`` in Gbit/s (None when links are given).
 
-    ``price_profile`` (24 multipliers by local hour) and ``utc_offset_h`` switch on time-of-use
-    prices (SPEC §12); None means a flat price.
+    ``price_profile`` (24 multipliers by local hour) switches on time-of-use prices (SPEC §12),
+    read on the region's clock (UTC + ``utc_offset_h``); None means a flat price.
     """
 
     name: str
@@ -73,7 +76,9 @@ class Scenario:
     """A validated scenario with scaled values.
 
     ``links_gbps[u][v]`` is the nominal bandwidth u→v in Gbit/s (0: no link); ``latency_ms[u][v]``
-    the one-way latency in ms, or None when latency is off.
+    the one-way latency in ms, or None when latency is off. ``arrivals`` is ``batch`` (every job
+    at its ``arrival_h``) or ``poisson`` (arrival times drawn per topology when a batch is
+    generated, at ``arrival_rate_per_h``); a trace has already become the jobs.
     """
 
     regions: tuple[Region, ...]
@@ -82,6 +87,8 @@ class Scenario:
     hardware: Hardware = field(default_factory=Hardware)
     latency_ms: tuple[tuple[float, ...], ...] | None = None
     memory_model: str = "none"
+    arrivals: str = "batch"
+    arrival_rate_per_h: float | None = None
 
     @property
     def time_of_use(self) -> bool:
@@ -98,6 +105,7 @@ class Scenario:
                     d[key] = getattr(r, key)
             if r.price_profile is not None:
                 d["price_profile"] = list(r.price_profile)
+            if r.utc_offset_h:
                 d["utc_offset_h"] = r.utc_offset_h
             regions.append(d)
         out = {
@@ -116,6 +124,9 @@ class Scenario:
             out["latency_ms"] = [list(row) for row in self.latency_ms]
         if self.memory_model != "none":
             out["memory_model"] = self.memory_model
+        if self.arrivals == "poisson":
+            out["arrivals"] = "poisson"
+            out["arrival_rate_per_h"] = self.arrival_rate_per_h
         return out
 
 
@@ -239,11 +250,9 @@ def _parse_region(data, name: str, gpu_scale: float) -> Region:
             raise InputError(f"{name}.price_profile", f"must have 24 entries, got {len(profile)}")
         profile = tuple(_number(x, f"{name}.price_profile[{h}]", minimum=0.0, strict=True)
                         for h, x in enumerate(profile))
-        if data.get("utc_offset_h") is not None:
-            offset = _number(data["utc_offset_h"], f"{name}.utc_offset_h", minimum=-24.0,
-                             maximum=24.0)
-    elif data.get("utc_offset_h") is not None:
-        raise InputError(f"{name}.utc_offset_h", "only allowed with price_profile")
+    if data.get("utc_offset_h") is not None:
+        offset = _number(data["utc_offset_h"], f"{name}.utc_offset_h", minimum=-24.0,
+                         maximum=24.0)
     return Region(
         name=_text(_required(data, "name", name), f"{name}.name"),
         gpus=gpus,
@@ -285,26 +294,27 @@ def _parse_job(data, name: str, hardware: Hardware) -> Job:
     )
 
 
-def geo_latency_ms(regions: Sequence[Region]) -> tuple[tuple[float, ...], ...]:
-    """One-way latency from coordinates: great-circle km / 100 (SPEC §12), haversine formula."""
-    out = []
-    for a in regions:
-        row = []
-        for b in regions:
-            if a is b:
-                row.append(0.0)
-                continue
-            p1, p2 = math.radians(a.lat), math.radians(b.lat)
-            dp, dl = p2 - p1, math.radians(b.lon - a.lon)
-            h = math.sin(dp / 2) ** 2 + math.cos(p1) * math.cos(p2) * math.sin(dl / 2) ** 2
-            km = 2 * EARTH_RADIUS_KM * math.asin(min(1.0, math.sqrt(h)))
-            row.append(km * GEO_MS_PER_KM)
-        out.append(tuple(row))
-    return tuple(out)
+def geo_latency_ms(lat, lon) -> np.ndarray:
+    """One-way latency from coordinates (SPEC §12): great-circle km / 100, haversine formula.
+
+    ``lat``, ``lon`` in degrees, shape [..., R]; returns float64[..., R, R] in ms.
+    """
+    p = np.radians(np.asarray(lat, dtype=np.float64))
+    lam = np.radians(np.asarray(lon, dtype=np.float64))
+    dp = p[..., None, :] - p[..., :, None]
+    dl = lam[..., None, :] - lam[..., :, None]
+    cos_cos = np.cos(p[..., :, None]) * np.cos(p[..., None, :])
+    h = np.sin(dp / 2) ** 2 + cos_cos * np.sin(dl / 2) ** 2
+    km = 2 * EARTH_RADIUS_KM * np.arcsin(np.minimum(1.0, np.sqrt(h)))
+    return km * GEO_MS_PER_KM
 
 
-def parse_scenario(data, *, bandwidth_scale: float = 1.0, gpu_scale: float = 1.0) -> Scenario:
+def parse_scenario(data, *, bandwidth_scale: float = 1.0, gpu_scale: float = 1.0,
+                   base_dir: str | Path | None = None) -> Scenario:
     """Validate a scenario mapping (SPEC §9 shape) and return it with scales applied.
+
+    ``arrivals: trace`` reads the jobs from the CSV named by ``trace`` (relative paths against
+    ``base_dir``, the scenario file's folder, else the working directory).
 
     Raises
     ------
@@ -355,19 +365,71 @@ def parse_scenario(data, *, bandwidth_scale: float = 1.0, gpu_scale: float = 1.0
             if r.lat is None or r.lon is None:
                 raise InputError(f"regions[{i}].lat",
                                  "latency: geo needs lat and lon on every region")
-        latency = geo_latency_ms(regions)
+        ms = geo_latency_ms([r.lat for r in regions], [r.lon for r in regions])
+        latency = tuple(tuple(map(float, row)) for row in ms)
 
     memory_model = data.get("memory_model", "none")
     if memory_model not in MEMORY_MODELS:
         raise InputError("memory_model",
                          f"must be one of {', '.join(MEMORY_MODELS)}, got {memory_model!r}")
 
-    raw_jobs = _list(_required(data, "jobs", "scenario"), "jobs")
+    arrivals = data.get("arrivals", "batch")
+    if arrivals not in ARRIVALS:
+        raise InputError("arrivals", f"must be one of {', '.join(ARRIVALS)}, got {arrivals!r}")
+    rate = None
+    if arrivals == "poisson":
+        rate = _number(_required(data, "arrival_rate_per_h", "scenario"), "arrival_rate_per_h",
+                       minimum=0.0, strict=True)
+    elif data.get("arrival_rate_per_h") is not None:
+        raise InputError("arrival_rate_per_h", "only allowed with arrivals: poisson")
+    if arrivals == "trace":
+        if data.get("jobs") is not None:
+            raise InputError("jobs", "give either jobs or arrivals: trace, not both")
+        trace = Path(_text(_required(data, "trace", "scenario"), "trace"))
+        if not trace.is_absolute() and base_dir is not None:
+            trace = Path(base_dir) / trace
+        raw_jobs, job_field = read_trace(trace), "trace[{i}]"
+        arrivals = "batch"  # the trace's arrival times are now the jobs' own
+    else:
+        if data.get("trace") is not None:
+            raise InputError("trace", "only allowed with arrivals: trace")
+        raw_jobs, job_field = _list(_required(data, "jobs", "scenario"), "jobs"), "jobs[{i}]"
     if not raw_jobs:
-        raise InputError("jobs", "must list at least one job")
-    jobs = tuple(_parse_job(j, f"jobs[{i}]", hardware) for i, j in enumerate(raw_jobs))
+        raise InputError(job_field.split("[")[0], "must list at least one job")
+    jobs = tuple(_parse_job(j, job_field.format(i=i), hardware) for i, j in enumerate(raw_jobs))
     return Scenario(regions=regions, jobs=jobs, links_gbps=links, hardware=hardware,
-                    latency_ms=latency, memory_model=memory_model)
+                    latency_ms=latency, memory_model=memory_model, arrivals=arrivals,
+                    arrival_rate_per_h=rate)
+
+
+def read_trace(path: Path) -> list[dict]:
+    """Jobs from a trace CSV: a header of SPEC §9 job fields, one row per job. Numbers are
+    converted; validation happens in :func:`parse_scenario` like any job list."""
+    try:
+        text = path.read_bytes().decode("utf-8")
+    except FileNotFoundError:
+        raise InputError("trace", f"no such file: {str(path)!r}") from None
+    except UnicodeDecodeError:
+        raise InputError("trace", f"{str(path)!r} is not UTF-8 text") from None
+    except OSError as err:
+        raise InputError("trace", f"cannot read {str(path)!r}: {err.strerror}") from None
+    lines = [line for line in text.splitlines() if line.strip() and not line.startswith("#")]
+    rows = []
+    for i, row in enumerate(csv.DictReader(lines)):
+        if None in row or None in row.values():
+            raise InputError(f"trace[{i}]", "row has a different number of fields than the header")
+        rows.append({key.strip(): _csv_value(value) for key, value in row.items() if value != ""})
+    return rows
+
+
+def _csv_value(text: str):
+    text = text.strip()
+    for convert in (int, float):
+        try:
+            return convert(text)
+        except ValueError:
+            pass
+    return text
 
 
 def read_yaml(path: str | Path) -> dict:
