@@ -18,6 +18,7 @@ from bacepipe.core.loop import (
     STATUS_TOO_FEW_GPUS,
     empty_outputs,
     simulate_batch_kernel,
+    simulate_batch_serial,
 )
 from bacepipe.core.model import C_KSTAR, C_MIN_GPUS
 from bacepipe.model.batch import ScenarioBatch
@@ -63,7 +64,8 @@ def simulate_batch(batch: ScenarioBatch, schedulers) -> BatchResult:
     j = batch.params_b.shape[1]
     out = empty_outputs(t, len(names), j, r)
     c = np.ascontiguousarray
-    simulate_batch_kernel(
+    run = simulate_batch_kernel if t > 1 else simulate_batch_serial
+    run(
         batch.hardware.as_array(), scheduler_codes(names), batch.memory_on, batch.time_of_use,
         c(batch.gpus), c(batch.price), c(batch.links_gbps), c(batch.latency_ms) / 1000.0,
         c(batch.price_profile), c(batch.utc_offset_h), c(batch.params_b), c(batch.layers),
