@@ -136,6 +136,8 @@ def simulate_one(const, gpus, price, links, latency_s, profile, utc_offset_h, ti
                 state[j] = _PENDING
         price_at(price, profile, utc_offset_h, time_of_use, t, price_now)
         while True:  # 3. start jobs in order until none fits
+            if free.sum() == 0:  # no policy can place anything: skip trying every pending job
+                break
             if ordering == 1:
                 _priorities(const, state, hops, reserved, link_total, priority)
             tried[:] = False

@@ -1,0 +1,62 @@
+"""What every benchmark prints: the machine, the versions, a readable table and JSON lines."""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import time
+from contextlib import contextmanager
+
+
+def machine() -> dict:
+    """CPU model, cores and the versions that decide speed."""
+    import numba
+    import numpy
+
+    import bacepipe
+
+    cpu = platform.processor() or platform.machine()
+    try:
+        with open("/proc/cpuinfo") as f:
+            cpu = next(line.split(":", 1)[1].strip() for line in f if line.startswith("model name"))
+    except (OSError, StopIteration):
+        pass
+    return {"cpu": cpu, "cores": os.cpu_count(), "python": platform.python_version(),
+            "numpy": numpy.__version__, "numba": numba.__version__,
+            "numba_threads": numba.get_num_threads(), "bacepipe": bacepipe.__version__}
+
+
+def header(title: str) -> None:
+    m = machine()
+    print(f"# {title}")
+    print(f"# machine: {m['cpu']}, {m['cores']} cores; python {m['python']}, numpy {m['numpy']}, "
+          f"numba {m['numba']} ({m['numba_threads']} threads), bacepipe {m['bacepipe']}")
+
+
+def table(rows: list[dict]) -> None:
+    """A fixed-width table of ``rows`` (same keys), then one JSON line per row."""
+    keys = list(rows[0])
+    cells = [[_fmt(r[k]) for k in keys] for r in rows]
+    widths = [max(len(k), *(len(c[i]) for c in cells)) for i, k in enumerate(keys)]
+    print("  ".join(k.rjust(w) for k, w in zip(keys, widths, strict=True)))
+    for c in cells:
+        print("  ".join(v.rjust(w) for v, w in zip(c, widths, strict=True)))
+    m = machine()
+    for r in rows:
+        print(json.dumps({**r, "machine": m}))
+
+
+def _fmt(value) -> str:
+    if isinstance(value, float):
+        return f"{value:,.4g}" if abs(value) < 1e4 else f"{value:,.0f}"
+    return str(value)
+
+
+@contextmanager
+def timer():
+    """``with timer() as t: ...`` then ``t()`` is the elapsed seconds."""
+    start = time.perf_counter()
+    elapsed = [None]
+    yield lambda: elapsed[0] if elapsed[0] is not None else time.perf_counter() - start
+    elapsed[0] = time.perf_counter() - start
