@@ -11,3 +11,6 @@ class InputError(ValueError):
         self.field = field
         self.problem = problem
         super().__init__(f"{field}: {problem}" if field else problem)
+
+    def __reduce__(self):  # pickles across worker processes (loky, dask)
+        return (type(self), (self.field, self.problem))

@@ -1,0 +1,81 @@
+"""CI smoke sweep: a small multirun through the command line, then its Parquet checked.
+
+Runs ``python -m bacepipe.sweep -m bandwidth_scale=0.5,1.0 topologies=50`` into a temporary
+results directory and checks with polars: 2 × 50 × 8 rows, the expected columns and types, no
+nulls, finite metrics, one row per (point, topology, scheduler). Exits 1 with one clear message
+on the first failure. Usage: ``python .ci/smoke_sweep.py`` (from the repository root).
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import polars as pl
+
+SCALES = (0.5, 1.0)
+TOPOLOGIES = 50
+SCHEDULERS = 8
+METRICS = ("avg_jct_h", "total_cost", "energy_kwh", "makespan_h", "mean_wait_h", "mean_gpus",
+           "multi_region_share", "gpu_utilization")
+COLUMNS = {"seed": pl.Int64, "topology": pl.Int64, "scheduler": pl.String,
+           **{m: pl.Float64 for m in METRICS}, "scenario": pl.String,
+           "bandwidth_scale": pl.Float64, "gpu_scale": pl.Float64, "num_jobs": pl.Int64,
+           "point": pl.String}
+
+
+def fail(message: str) -> None:
+    print(f"smoke_sweep: FAIL: {message}", file=sys.stderr)
+    sys.exit(1)
+
+
+def main() -> int:
+    with tempfile.TemporaryDirectory(prefix="bacepipe-smoke-") as tmp:
+        root = Path(tmp)
+        cmd = [sys.executable, "-m", "bacepipe.sweep", "-m",
+               f"bandwidth_scale={','.join(map(str, SCALES))}", f"topologies={TOPOLOGIES}",
+               "chunk_size=20", f"results_dir={root / 'results'}",
+               f"hydra.sweep.dir={root / 'multirun'}"]
+        tic = time.perf_counter()
+        proc = subprocess.run(cmd, capture_output=True, text=True, cwd=root)
+        if proc.returncode != 0:
+            tail = (proc.stderr.strip().splitlines() or ["(no stderr)"])[-1]
+            fail(f"sweep exited {proc.returncode}: {tail}")
+        runs = root / "results" / "runs"
+        files = sorted(runs.rglob("*.parquet"))
+        if not files:
+            fail(f"no Parquet files under {runs}")
+        df = pl.scan_parquet(str(runs / "**" / "*.parquet"), hive_partitioning=True).collect()
+        expected = len(SCALES) * TOPOLOGIES * SCHEDULERS
+        if df.height != expected:
+            fail(f"{df.height} rows, expected {expected} (2 scales × {TOPOLOGIES} × 8)")
+        for name, dtype in COLUMNS.items():
+            if name not in df.columns:
+                fail(f"column {name!r} missing (have {', '.join(df.columns)})")
+            if df.schema[name] != dtype:
+                fail(f"column {name!r} is {df.schema[name]}, expected {dtype}")
+        nulls = {c: n for c, n in df.null_count().row(0, named=True).items() if n}
+        if nulls:
+            fail(f"null values: {nulls}")
+        bad = df.select(pl.sum_horizontal(~pl.col(*METRICS).is_finite()).sum()).item()
+        if bad:
+            fail(f"{bad} non-finite metric values")
+        if sorted(df["bandwidth_scale"].unique().to_list()) != list(SCALES):
+            fail(f"bandwidth_scale partitions {df['bandwidth_scale'].unique().to_list()}")
+        keys = ["bandwidth_scale", "point", "topology", "scheduler"]
+        if df.select(keys).is_duplicated().any():
+            fail("duplicate (point, topology, scheduler) rows")
+        if df["scheduler"].n_unique() != SCHEDULERS:
+            fail(f"{df['scheduler'].n_unique()} schedulers, expected {SCHEDULERS}")
+        if (df["avg_jct_h"] <= 0).any() or (df["total_cost"] <= 0).any():
+            fail("a run with avg_jct_h or total_cost <= 0")
+        print(f"smoke_sweep: OK: {df.height} rows in {len(files)} files, "
+              f"{time.perf_counter() - tic:.1f} s")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,387 @@
+"""``python -m bacepipe.reproduce``: the paper's headline claims against this project's sweeps.
+
+One command writes ``<out>/reproduction.md`` and ``<out>/figures/``::
+
+    python -m bacepipe.reproduce --run --topologies 1000      # sweep every preset, then write
+    python -m bacepipe.reproduce                              # only read existing results
+
+With ``--run`` every figure preset (``sweeps/preset/``) is run into ``--results`` through the
+sweep engine's own command line (``python -m bacepipe.sweep -m +preset=all``, which resumes
+complete chunks). Then, from whatever ``--results`` holds: the report (``report.md``, figures)
+for all points into ``<results>/report/`` and for each scenario into
+``<results>/report/<scenario>/``; the per-scenario figures are copied to ``<out>/figures/``; and
+``reproduction.md`` is written with the claims of SPEC §11
+(:mod:`bacepipe.analysis.claims`), the motivation scenario of SPEC §8 (simulated here, never
+tuned), and the figures. Bad input prints one line and exits 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as _dt
+import os
+import platform
+import shlex
+import shutil
+import subprocess
+import sys
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+
+import polars as pl
+
+import bacepipe
+from bacepipe.analysis import find_runs, paired_ratios, scan_runs, summarize, write_report
+from bacepipe.analysis.claims import (
+    EXPLANATIONS,
+    GROUPS,
+    MATCH,
+    MIXED,
+    NOT_RUN,
+    OPPOSITE,
+    SAME,
+    ClaimResult,
+    evaluate_claims,
+    verdict_counts,
+)
+from bacepipe.analysis.schema import BASELINE, point_columns, scheduler_order
+from bacepipe.analysis.stats import points
+from bacepipe.errors import InputError
+
+PROG = "reproduce"
+DOC = "reproduction.md"
+FIGURES = "figures"
+N_RESAMPLES, BOOT_SEED = 2000, 0
+#: The paper's Fig. 1 numbers (SPEC §8): (label, our scheduler, avg JCT h, total cost $).
+#: ``q_first`` runs BACE-Pipe's placement with Q listed first: the paper's "order Q, P".
+MOTIVATION = (
+    ("LCF", "lcf", 1.50, 0.53),
+    ("LDF", "ldf", 1.32, 0.56),
+    ("BACE-Pipe placement, FCFS order (P, Q)", "bace_pipe_no_priority", 1.27, 0.55),
+    ("BACE-Pipe with priority (paper: order Q, P)", "bace_pipe", 0.75, 0.52),
+    ("BACE-Pipe placement, Q placed first", "q_first", 0.75, 0.52),
+)
+#: Kept verbatim: why our motivation numbers differ from the figure (SPEC §8).
+MOTIVATION_EXPLANATION = (
+    "The paper's Fig. 1 is illustrative; this project never tunes its model to hit it (SPEC §8). "
+    "Four of its six link values are our reading of the figure (A–B 700, A–D 300, B–C 300, C–D 400 "
+    "Mbit/s). Under SPEC §2 both jobs have K* = 11, the whole cluster, and one epoch of "
+    "Alpaca-52k takes hours on a few A6000s at 40 % MFU, so every time and cost is far larger than "
+    "the figure's. A pipeline needs b_j(g) = a_j / t_comp(g) per hop, which grows with its GPU "
+    "count g, so the 0.2–1 Gbit/s links carry only short pipelines of P (see above): the "
+    "placements differ from the figure's. BACE-Pipe's priority at t = 0 (α = 0) is 1 − I_j, "
+    "which favours the job with the shorter single-GPU time; whether that is P or Q is shown "
+    "above.")
+FIGURE_TITLES = {
+    "fig4_normalized.png": "Fig. 4: normalized avg JCT and cost per scheduler",
+    "fig5_bandwidth.png": "Fig. 5: vs bandwidth scale",
+    "fig6_gpu.png": "Fig. 6: vs GPU scale",
+    "fig7_jobs.png": "Fig. 7: vs number of jobs",
+    "fig8_ablation.png": "Fig. 8: ablation",
+    "jct_vs_cost.png": "avg JCT vs total cost (Pareto front)",
+    "jct_ratio_cdf.png": "CDF of per-topology avg-JCT ratios",
+}
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="python -m bacepipe.reproduce",
+        description="The paper's headline claims against this project's sweeps: writes "
+        "<out>/reproduction.md and <out>/figures/.")
+    p.add_argument("--results", default="outputs/reproduction", metavar="DIR",
+                   help="sweep results to read (and, with --run, to write); "
+                   "default outputs/reproduction")
+    p.add_argument("--out", default="docs", metavar="DIR",
+                   help="where reproduction.md and figures/ go (default docs)")
+    p.add_argument("--run", action="store_true", help="run every figure preset first")
+    p.add_argument("--topologies", type=int, default=1000, metavar="N",
+                   help="topologies per sweep point with --run (default 1000)")
+    return p
+
+
+# --------------------------------------------------------------------------- steps
+
+
+def run_presets(results: Path, topologies: int) -> None:
+    """Every figure preset into ``results`` via ``python -m bacepipe.sweep -m +preset=all``.
+
+    Hydra's own output directories go under ``results/`` too (the sweep runs there), so the
+    working directory stays clean. Raises InputError when the sweep fails.
+    """
+    results.mkdir(parents=True, exist_ok=True)
+    cmd = [sys.executable, "-m", "bacepipe.sweep", "-m", "+preset=all",
+           f"topologies={topologies}", f"results_dir={results}"]
+    print(f"{PROG}: {shlex.join(cmd[1:])}  (in {results})", flush=True)
+    code = subprocess.call(cmd, cwd=results)
+    if code:
+        raise InputError("--run", f"the sweep exited with status {code}")
+
+
+def write_reports(results: Path) -> tuple[pl.LazyFrame, pl.DataFrame, dict[str, Path]]:
+    """The report of every point, and of each scenario alone, under ``results/report``.
+
+    Returns the scanned rows, their summary and, per scenario, its report directory.
+    """
+    sources = find_runs([results])
+    lf = scan_runs(sources)
+    summary = summarize(lf, n_resamples=N_RESAMPLES, seed=BOOT_SEED)
+    if summary.is_empty():
+        raise InputError(str(results), "the runs/ datasets hold no result rows")
+    ratios = paired_ratios(lf).collect()
+    report = results / "report"
+    write_report(summary, report, ratios=ratios, sources=sources)
+    per_scenario = {}
+    if "scenario" in summary.columns:
+        for scenario in sorted(summary["scenario"].drop_nulls().unique().to_list()):
+            where = pl.col("scenario") == scenario
+            per_scenario[scenario] = report / scenario
+            write_report(summary.filter(where), report / scenario, ratios=ratios.filter(where),
+                         sources=sources)
+    print(f"{PROG}: report {report / 'report.md'}", flush=True)
+    return lf, summary, per_scenario
+
+
+def copy_figures(per_scenario: dict[str, Path], out: Path) -> dict[str, list[Path]]:
+    """Copy each scenario's PNGs to ``out/figures/<scenario>/``; stale PNGs there are removed
+    first, so a figure skipped this time does not linger from an earlier run."""
+    copied: dict[str, list[Path]] = {}
+    for scenario, report in per_scenario.items():
+        dest = out / FIGURES / scenario
+        dest.mkdir(parents=True, exist_ok=True)
+        for old in dest.glob("*.png"):
+            old.unlink()
+        # The paper's figure order first, then anything the report adds later, by name.
+        rank = {name: i for i, name in enumerate(FIGURE_TITLES)}
+        pngs = sorted((report / FIGURES).glob("*.png"),
+                      key=lambda p: (rank.get(p.name, len(rank)), p.name))
+        copied[scenario] = [Path(shutil.copy2(png, dest / png.name)) for png in pngs]
+    return copied
+
+
+def motivation() -> list[dict]:
+    """The motivation scenario under each schedule of :data:`MOTIVATION` (SPEC §9 dicts)."""
+    from bacepipe.model.generate import generate_scenario
+
+    scenario = generate_scenario("motivation")
+    swapped = {**scenario, "jobs": list(reversed(scenario["jobs"]))}
+    out = []
+    for _, name, _, _ in MOTIVATION:
+        if name == "q_first":
+            run = bacepipe.run_scenario(swapped, "bace_pipe_no_priority")
+            run["jobs"] = list(reversed(run["jobs"]))  # back to P, Q for the table
+        else:
+            run = bacepipe.run_scenario(scenario, name)
+        out.append(run)
+    return out
+
+
+def motivation_facts() -> list[str]:
+    """Computed facts behind the placements: K*, b_j(K*), the largest pipeline each link speed
+    carries, and BACE-Pipe's priorities at t = 0 (SPEC §2, §6), from the reference twin."""
+    from bacepipe.model.generate import load_scenario
+    from bacepipe.sim.reference import hop_feasible, job_model, min_bandwidth_bps, order_priority
+
+    sc = load_scenario("motivation")
+    total = sum(r.gpus for r in sc.regions)
+    models = [job_model(j, sc.hardware, total, index=i) for i, j in enumerate(sc.jobs)]
+    speeds = sorted({b for row in sc.links_gbps for b in row if b > 0})
+    lines = []
+    for job, jm in zip(sc.jobs, models, strict=True):
+        largest = [max((g for g in range(1, jm.k_star + 1) if hop_feasible(jm, b, g)), default=0)
+                   for b in speeds]
+        carry = ", ".join(f"{b:g} → {g}" for b, g in zip(speeds, largest, strict=True))
+        lines.append(f"- {job.name} ({job.model}): K* = {jm.k_star}, b_j(K*) = "
+                     f"{min_bandwidth_bps(jm, jm.k_star) / 1e9:.2f} Gbit/s, "
+                     f"E_j(1) = {jm.exec_1gpu_s / 3600:.1f} h; largest pipeline a link of "
+                     f"x Gbit/s admits (x → GPUs): {carry}.")
+    e_max = max(m.exec_1gpu_s for m in models)
+    prio = {sc.jobs[j].name: 1 - models[j].exec_1gpu_s / e_max for j in range(len(models))}
+    order = [sc.jobs[j].name for j in order_priority(range(len(models)), models, [0.0] * 2, 0.0)]
+    shown = ", ".join(f"{n} {p:.3f}" for n, p in prio.items())
+    same = "the same as" if order == [j.name for j in sc.jobs] else "not"
+    lines.append(f"- BACE-Pipe's priority at t = 0 (α = 0): {shown}; it places "
+                 f"{', then '.join(order)}: {same} FCFS order.")
+    return lines
+
+
+# --------------------------------------------------------------------------- markdown
+
+
+def _table(header: list[str], rows: list[list[str]]) -> list[str]:
+    return ["| " + " | ".join(r) + " |" for r in (header, ["---"] * len(header), *rows)]
+
+
+def _row(cells: Iterable[str]) -> str:
+    return "| " + " | ".join(cells) + " |"
+
+
+def _ours(result: ClaimResult) -> str:
+    if not result.estimates:
+        return "—"
+    if not result.claim.is_range:
+        return result.estimates[0].text()
+    return "<br>".join(f"{e.scheduler} {e.text()}" for e in result.estimates)
+
+
+def claims_markdown(results: list[ClaimResult],
+                    explanations: Mapping[str, str] = EXPLANATIONS) -> list[str]:
+    """The claims section of ``reproduction.md``: a verdict count, then per group a table
+    (claim, paper, scenario, ours, n, verdict, reason) and its human-written explanation."""
+    md = ["## Headline claims (SPEC §11)", "",
+          "Every number is a mean of paired per-topology ratios (value / value of the reference "
+          "scheduler on the same topology) with its 95 % percentile-bootstrap CI. The paper's "
+          "\"x % longer\" is the ratio 1 + x/100. Verdicts: *matches within CI* (the paper's value "
+          "lies in our CI; for a range: every scheduler's CI overlaps it), *same direction* (on "
+          "the paper's side of 1), *opposite*, *mixed* (some schedulers on each side, the "
+          "opposite ones named), *not run* (no results: nothing is filled in).", ""]
+    counts = verdict_counts(results)
+    scenarios = list(dict.fromkeys(r.scenario for r in results))
+    kinds = [MATCH, SAME, MIXED, OPPOSITE, NOT_RUN]
+    md += [_row(["verdict", *scenarios]), _row(["---"] + ["---:"] * len(scenarios))]
+    md += [_row([k, *(str(counts.get(s, {}).get(k, 0)) for s in scenarios)]) for k in kinds]
+    md.append("")
+    for group, title in GROUPS.items():
+        rows = [r for r in results if r.claim.group == group]
+        if not rows:
+            continue
+        md += [f"### {title}", ""]
+        md += [_row(["claim (paper)", "paper ratio", "scenario", "ours [95 % CI]", "n",
+                     "verdict", "reason"]), _row(["---"] * 7)]
+        for r in rows:
+            n = str(min(e.n for e in r.estimates)) if r.estimates else "—"
+            ref = "" if r.claim.baseline == BASELINE else f" (vs {r.claim.baseline})"
+            md.append(_row([r.claim.text + ref, r.claim.paper_text(), r.scenario, _ours(r), n,
+                            f"**{r.verdict}**", r.reason]))
+        text = explanations.get(group, "Not yet analysed.")
+        md += ["", f"*Explanation (human-written, `EXPLANATIONS[\"{group}\"]` in "
+               "`bacepipe/analysis/claims.py`; the generator copies it unchanged):* " + text, ""]
+    return md
+
+
+def motivation_markdown(runs: list[dict], facts: list[str]) -> list[str]:
+    """The motivation section: paper vs ours per schedule, then every job's placement."""
+    md = ["## Motivation scenario (paper Fig. 1, SPEC §8)", "",
+          "Regions A (4 GPUs, $0.230/kWh), B (3, 0.222), C (2, 0.191), D (2, 0.291); jobs "
+          "P = Qwen2.5-14B, then Q = Llama-3.1-70B, both on Alpaca-52k. Simulated by "
+          "`bacepipe.run_scenario(\"motivation\", scheduler)`; the last row lists Q before P in "
+          "the scenario, so FCFS places Q first.", "", *facts, ""]
+    rows = [[label, f"`{name}`" if name != "q_first" else "`bace_pipe_no_priority`, Q first",
+             f"{pj:.2f}", f"{r['avg_jct_h']:.2f}", f"{pc:.2f}", f"{r['total_cost']:.2f}"]
+            for (label, name, pj, pc), r in zip(MOTIVATION, runs, strict=True)]
+    md += _table(["schedule (paper)", "ours", "paper avg JCT h", "our avg JCT h",
+                  "paper cost $", "our cost $"], rows)
+    md += ["", "Per job (paper's Fig. 1 placements are in the figure; ours below):", ""]
+    rows = []
+    for (label, _, _, _), r in zip(MOTIVATION, runs, strict=True):
+        for j in r["jobs"]:
+            gpus = ", ".join(f"{k} {v}" for k, v in j["gpus"].items())
+            rows.append([label, j["name"], str(j["k_star"]), " → ".join(j["path"]), gpus,
+                         f"{j['start_h']:.2f}", f"{j['jct_h']:.2f}", f"{j['cost']:.2f}"])
+    md += _table(["schedule", "job", "K*", "path", "GPUs", "start h", "JCT h", "cost $"], rows)
+    md += ["", "*Why they differ (human-written, `MOTIVATION_EXPLANATION` in "
+           "`bacepipe/reproduce.py`):* " + MOTIVATION_EXPLANATION, ""]
+    return md
+
+
+def _cpu() -> str:
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
+def header_markdown(command: str, results: Path, summary: pl.DataFrame) -> list[str]:
+    """Title, the exact command, date, machine, version, and topologies per point."""
+    try:
+        usable = len(os.sched_getaffinity(0))
+    except AttributeError:
+        usable = os.cpu_count() or 1
+    counts = sorted(set(summary["n_topologies"].to_list()))
+    per_point = (str(counts[0]) if len(counts) == 1
+                 else f"{counts[0]}–{counts[-1]} (see the table of points below)")
+    now = _dt.datetime.now(_dt.UTC).strftime("%Y-%m-%d %H:%M UTC")
+    return [
+        "# Reproduction of the paper's headline results", "",
+        f"Generated by `{command}` (do not edit by hand; the explanation paragraphs are kept in "
+        "the code and copied unchanged).", "",
+        f"- date: {now}",
+        f"- machine: {_cpu()}, {os.cpu_count()} cores ({usable} usable), "
+        f"{platform.system()} {platform.machine()}, Python {platform.python_version()}",
+        f"- bacepipe {bacepipe.__version__}",
+        f"- results: `{results}` ({points(summary).height} sweep points); full report: "
+        f"`{results / 'report' / 'report.md'}`",
+        f"- topologies per point: {per_point}",
+        f"- CIs: percentile bootstrap, {N_RESAMPLES} resamples, seed {BOOT_SEED}", "",
+    ]
+
+
+def figures_markdown(copied: dict[str, list[Path]], out: Path) -> list[str]:
+    md = ["## Figures", "", "Made by the report (`bacepipe.analysis.make_figures`) for each "
+          "scenario; every ratio is to `bace_pipe` on the same topology, error bars 95 % CIs.", ""]
+    for scenario, files in copied.items():
+        md += [f"### scenario = {scenario}", ""]
+        names = {f.name for f in files}
+        gone = [t for n, t in FIGURE_TITLES.items() if n not in names]
+        for f in files:
+            title = FIGURE_TITLES.get(f.name, f.stem)
+            md += [f"**{title}**", "", f"![{title}]({f.relative_to(out).as_posix()})", ""]
+        if gone:
+            md += [f"Not drawn (see the scenario's report.md for why): {'; '.join(gone)}.", ""]
+    return md
+
+
+def points_markdown(summary: pl.DataFrame) -> list[str]:
+    cols = point_columns(summary.columns)
+    table = (summary.group_by(cols, maintain_order=True)
+             .agg(pl.col("scheduler"), pl.col("n_topologies").max()).sort(cols))
+    rows = [[*(str(r[c]) for c in cols), str(r["n_topologies"]),
+             ", ".join(scheduler_order(r["scheduler"]))] for r in table.iter_rows(named=True)]
+    return ["## Sweep points read", "", *_table([*cols, "topologies", "schedulers"], rows), ""]
+
+
+def build(results: Path, out: Path, command: str) -> Path:
+    """Read ``results``, write the reports, copy the figures, write ``out/reproduction.md``."""
+    lf, summary, per_scenario = write_reports(results)
+    copied = copy_figures(per_scenario, out)
+    claims = evaluate_claims(lf, n_resamples=N_RESAMPLES, seed=BOOT_SEED)
+    md = header_markdown(command, results, summary)
+    md += claims_markdown(claims)
+    md += motivation_markdown(motivation(), motivation_facts())
+    md += figures_markdown(copied, out)
+    md += points_markdown(summary)
+    doc = out / DOC
+    tmp = doc.with_name(f".{DOC}.tmp")
+    tmp.write_text("\n".join(md), encoding="utf-8")
+    os.replace(tmp, doc)
+    return doc
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run (optionally) and write the reproduction document; return the exit status."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    args = _parser().parse_args(argv)
+    if args.topologies < 1:
+        _parser().error("--topologies must be >= 1")
+    command = shlex.join(["python", "-m", "bacepipe.reproduce", *argv])
+    results, out = Path(args.results), Path(args.out)
+    try:
+        if args.run:
+            run_presets(results.resolve(), args.topologies)
+        out.mkdir(parents=True, exist_ok=True)
+        doc = build(results, out, command)
+    except InputError as err:
+        print(f"{PROG}: {err}", file=sys.stderr)
+        return 2
+    except (pl.exceptions.PolarsError, OSError) as err:
+        text = str(err).strip().splitlines()
+        print(f"{PROG}: {results}: {text[0] if text else type(err).__name__}", file=sys.stderr)
+        return 2
+    print(f"{PROG}: wrote {doc}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

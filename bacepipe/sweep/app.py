@@ -1,0 +1,174 @@
+"""The Hydra app behind ``python -m bacepipe.sweep``: one job = one sweep point.
+
+``python -m bacepipe.sweep [key=value ...]`` runs one point; ``-m`` runs a multirun (one Hydra
+job per point, ``hydra/launcher=joblib`` runs them in parallel); ``-m +preset=fig5`` runs a
+figure's grid from ``sweeps/preset/``; ``-m +preset=all`` runs every preset in turn.
+
+Bad input is one line on stderr and exit status 2, before any work: sweep values given on the
+command line are checked before Hydra starts (so ``-m bandwidth_scale=1,-1`` fails before the
+first point), the composed config is checked again in each job, and Hydra's own composition
+errors are caught and shortened to one line.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import hydra
+from hydra.core.hydra_config import HydraConfig
+from hydra.core.override_parser.overrides_parser import OverridesParser
+from hydra.errors import HydraException
+from omegaconf import DictConfig, OmegaConf
+from omegaconf.errors import OmegaConfBaseException
+
+from bacepipe.cli import EXIT_BAD_INPUT
+from bacepipe.errors import InputError
+from bacepipe.sweep.config import CONF_DIR, RULES, SWEEPS_DIR, check_value, register_configs
+from bacepipe.sweep.config import validate as validate_config
+
+PROG = "bacepipe.sweep"
+PRESET_DIR = SWEEPS_DIR / "preset"
+
+register_configs()
+# conf/config.yaml adds sweeps/ to Hydra's search path through this resolver: the path must be
+# absolute, and only Python knows where the repository is.
+OmegaConf.register_new_resolver("bacepipe_sweeps_dir", lambda: str(SWEEPS_DIR), replace=True)
+
+
+def _hydra_info() -> dict:
+    """Hydra's view of this job, for the manifest."""
+    hc = HydraConfig.get()
+    return {"hydra": {"mode": str(hc.mode.name), "overrides": list(hc.overrides.task),
+                      "output_dir": hc.runtime.output_dir,
+                      "job_num": hc.job.get("num")}}
+
+
+@hydra.main(config_path=str(CONF_DIR), config_name="config", version_base="1.3")
+def task(cfg: DictConfig) -> None:
+    """Validate the composed config, run the point, print where it went and its summary."""
+    from bacepipe.sweep.engine import format_summary, run_point, summarize
+
+    hc = HydraConfig.get()
+    if hc.mode.name == "RUN" and hc.sweeper.get("params"):
+        print(f"{PROG}: note: this preset sweeps {', '.join(hc.sweeper.params)}; add -m to run "
+              "its grid (running one point now)", file=sys.stderr)
+    try:
+        settings = validate_config(cfg)
+        report = run_point(settings, extra_manifest=_hydra_info())
+    except InputError as err:
+        # SystemExit, not an exception: Hydra would print a second line for a failed job.
+        print(f"{PROG}: {err}", file=sys.stderr, flush=True)
+        raise SystemExit(EXIT_BAD_INPUT) from None
+    s = settings
+    print(f"point {report.paths.point_id}: scenario={s.scenario_label} "
+          f"bandwidth_scale={s.bandwidth_scale:g} gpu_scale={s.gpu_scale:g} "
+          f"num_jobs={s.num_jobs} · {s.topologies} topologies × {len(s.schedulers)} schedulers "
+          f"· {report.chunks_run}/{report.chunks_total} chunks run · {report.wall_s:.1f} s")
+    print(f"results: {report.paths.runs}")
+    print(format_summary(summarize(report.runs, s.schedulers)), flush=True)
+
+
+# --------------------------------------------------------------------------- command line
+
+#: Hydra flags that take the next argument as their value.
+_FLAGS_WITH_VALUE = {"--cfg", "-c", "--package", "-p", "--config-path", "-cp", "--config-name",
+                     "-cn", "--config-dir", "-cd", "--experimental-rerun", "--info", "-i"}
+
+
+def _overrides(argv: list[str]) -> list[str]:
+    """The ``key=value`` arguments of a Hydra command line (flags and their values dropped)."""
+    out, skip = [], False
+    for arg in argv:
+        if skip:
+            skip = False
+        elif arg.startswith("-"):
+            skip = arg in _FLAGS_WITH_VALUE
+        elif "=" in arg:
+            out.append(arg)
+    return out
+
+
+def precheck(argv: list[str]) -> None:
+    """Check every value of the sweep's own keys on the command line, sweeps included.
+
+    Raises
+    ------
+    InputError
+        The first bad value, or a key the sweep does not know.
+    """
+    parser = OverridesParser.create()
+    for text in _overrides(argv):
+        try:
+            override = parser.parse_override(text)
+        except HydraException:
+            continue  # Hydra reports its own syntax errors
+        key = override.key_or_group
+        if key.startswith("hydra") or "/" in key or key == "preset" or override.package:
+            continue
+        if override.is_sweep_override():
+            if not override.is_discrete_sweep():
+                continue
+            values = list(override.sweep_iterator())
+        elif override.is_delete():
+            continue
+        else:
+            values = [override.value()]
+        if key not in RULES and key != "hardware" and not key.startswith("hardware."):
+            raise InputError(key, f"unknown key (known: {', '.join(sorted(RULES))}, "
+                             "hardware.*)")
+        for value in values:
+            check_value(key, value)
+
+
+def _first_line(err: BaseException) -> str:
+    text = str(err).strip()
+    return text.splitlines()[0].strip() if text else type(err).__name__
+
+
+def _run_all(argv: list[str]) -> int:
+    """``+preset=all``: one multirun per preset of sweeps/preset/, in name order."""
+    names = sorted(p.stem for p in PRESET_DIR.glob("*.yaml") if p.stem != "all")
+    if "-m" not in argv and "--multirun" not in argv:
+        argv = ["-m", *argv]
+    for name in names:
+        args = [f"+preset={name}" if a == "+preset=all" else a for a in argv]
+        print(f"== preset {name}: python -m {PROG} {' '.join(args)}", flush=True)
+        code = subprocess.call([sys.executable, "-m", PROG, *args])
+        if code:
+            return code
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point of ``python -m bacepipe.sweep``; returns the exit status."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if "+preset=all" in argv:
+        return _run_all(argv)
+    try:
+        precheck(argv)
+    except InputError as err:
+        print(f"{PROG}: {err}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    # With HYDRA_FULL_ERROR set, Hydra raises instead of printing several lines and exiting 1;
+    # we then print one line and exit 2. A user who sets it gets Hydra's full trace.
+    own_errors = "HYDRA_FULL_ERROR" not in os.environ
+    if own_errors:
+        os.environ["HYDRA_FULL_ERROR"] = "1"
+    sys.argv = [sys.argv[0], *argv]
+    try:
+        task()
+    except BrokenPipeError:
+        # stdout went to a closed pipe (`| head`): not an error of the sweep; silence the
+        # interpreter's own failing flush at exit.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 1
+    except (HydraException, OmegaConfBaseException) as err:
+        if not own_errors:
+            raise
+        cause = err.__cause__
+        detail = f" ({_first_line(cause)})" if cause is not None else ""
+        print(f"{PROG}: {_first_line(err)}{detail}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    return 0

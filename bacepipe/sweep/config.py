@@ -1,0 +1,340 @@
+"""The sweep's structured config (Hydra), and its validation into plain, frozen settings.
+
+:class:`SweepConfig` is the schema: every field with its default and unit. It is registered in
+Hydra's ConfigStore as ``sweep_schema``; ``conf/config.yaml`` builds on it and only overrides
+values. :func:`validate` turns a composed config into :class:`SweepSettings` or raises one
+:class:`~bacepipe.errors.InputError` naming the first bad field. Validation is pure: it does no
+I/O (a scenario file is read later, by :func:`bacepipe.sweep.engine.prepare_point`, still before
+any simulation starts).
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass, field, fields
+from pathlib import Path
+
+from omegaconf import DictConfig, OmegaConf
+
+from bacepipe.errors import InputError
+from bacepipe.model.generate import BUILTIN_SCENARIOS
+from bacepipe.model.hardware import Hardware
+from bacepipe.model.scenario import ARRIVALS, LATENCY_MODES, MEMORY_MODELS, parse_hardware
+from bacepipe.model.tables import PRICE_PROFILES
+from bacepipe.policies import SCHEDULERS, check_schedulers
+
+BACKENDS = ("loky", "dask")
+#: Repository root: ``conf/`` (the Hydra config) and ``sweeps/`` (presets) live there.
+REPO_ROOT = Path(__file__).resolve().parents[2]
+CONF_DIR = REPO_ROOT / "conf"
+SWEEPS_DIR = REPO_ROOT / "sweeps"
+
+
+@dataclass
+class HardwareConfig:
+    """Hardware constants of SPEC §1 (defaults: NVIDIA A6000, bf16); mirrors
+    :class:`bacepipe.model.hardware.Hardware` field for field.
+
+    Attributes
+    ----------
+    seq_len : tokens per sample.
+    micro_batch_size : samples per micro-batch.
+    bytes_per_element : bytes of one activation element (2 for bf16).
+    gpu_tflops : peak dense TFLOP/s of one GPU.
+    mfu : model FLOPs utilisation, in (0, 1].
+    stage_overhead_ms : fixed per-stage, per-micro-batch overhead, ms.
+    intra_region_gbps : bandwidth of a hop inside one region, Gbit/s.
+    gpu_power_kw : power of one busy GPU, kW (Eq. 4).
+    gpu_mem_gb : memory of one GPU, GB (only read by ``memory_model: adam_mixed``, SPEC §12).
+    """
+
+    seq_len: int = 2048
+    micro_batch_size: int = 1
+    bytes_per_element: float = 2.0
+    gpu_tflops: float = 154.8
+    mfu: float = 0.4
+    stage_overhead_ms: float = 2.0
+    intra_region_gbps: float = 100.0
+    gpu_power_kw: float = 0.3
+    gpu_mem_gb: float = 48.0
+
+
+@dataclass
+class SweepConfig:
+    """One sweep point: the topologies of one scenario under a set of schedulers.
+
+    Attributes
+    ----------
+    scenario : ``random`` (SPEC §8), ``paper``, ``motivation`` or the path of a scenario YAML
+        file (SPEC §9; relative to the working directory).
+    bandwidth_scale : factor on every link's bandwidth (> 0).
+    gpu_scale : factor on every region's GPU count (> 0; SPEC §10a rounding).
+    num_jobs : jobs per topology for ``random`` and ``paper`` (Table III cycled).
+    num_regions : regions per topology for ``random``.
+    topologies : topologies of the point; topology t is generated from (seed, t) alone.
+    seed : the sweep's seed (>= 0).
+    schedulers : scheduler names of SPEC §7, simulated on every topology (paired).
+    workers : parallel workers; null = every core this process may use.
+    chunk_size : topologies per chunk (the unit of work, of resume and of one Parquet file).
+        Chunk boundaries depend on this alone, never on ``workers`` or ``backend``.
+    backend : ``loky`` (joblib processes on this machine) or ``dask`` (dask.distributed).
+    dask_address : scheduler address of an existing dask cluster (``tcp://host:port``);
+        null with ``backend=dask`` starts a LocalCluster on 127.0.0.1 for the run.
+    save_jobs : also write the per-job table (``jobs/``, SPEC §10).
+    results_dir : root of the result datasets; keep it across runs so that re-runs resume.
+    progress : progress bar over chunks; null = only when stderr is a terminal.
+    hardware : SPEC §1 constants, applied to every topology.
+    arrivals : SPEC §12 switch: ``batch``, ``poisson`` or ``trace``; null keeps the scenario's.
+    arrival_rate_per_h : Poisson arrival rate, jobs per hour (with ``arrivals=poisson``).
+    trace : CSV of jobs (with ``arrivals=trace``; relative to the working directory).
+    latency : ``none`` or ``geo`` (SPEC §12); null keeps the scenario's.
+    memory_model : ``none`` or ``adam_mixed`` (SPEC §12); null keeps the scenario's.
+    price_profile : ``flat`` or ``business`` time-of-use prices (SPEC §12); null keeps the
+        scenario's.
+    """
+
+    scenario: str = "random"
+    bandwidth_scale: float = 1.0
+    gpu_scale: float = 1.0
+    num_jobs: int = 8
+    num_regions: int = 6
+    topologies: int = 1000
+    seed: int = 0
+    schedulers: list[str] = field(default_factory=lambda: list(SCHEDULERS))
+    workers: int | None = None
+    chunk_size: int = 100
+    backend: str = "loky"
+    dask_address: str | None = None
+    save_jobs: bool = False
+    results_dir: str = "outputs/results"
+    progress: bool | None = None
+    hardware: HardwareConfig = field(default_factory=HardwareConfig)
+    arrivals: str | None = None
+    arrival_rate_per_h: float | None = None
+    trace: str | None = None
+    latency: str | None = None
+    memory_model: str | None = None
+    price_profile: str | None = None
+
+
+#: The SPEC §12 switches: passed to ``generate_batch`` when not null.
+EXTENSIONS = ("arrivals", "arrival_rate_per_h", "trace", "latency", "memory_model",
+              "price_profile")
+
+
+@dataclass(frozen=True)
+class SweepSettings:
+    """A validated :class:`SweepConfig` in plain Python types.
+
+    ``scenario`` is a built-in name or an absolute file path; ``scenario_label`` is the value of
+    the ``scenario=`` partition (the name, or the file's stem). ``results_dir`` is absolute.
+    ``workers`` is resolved (>= 1). ``extensions`` holds the SPEC §12 switches that are set
+    (a trace path made absolute), as keyword arguments of ``generate_batch``.
+    """
+
+    scenario: str
+    scenario_label: str
+    bandwidth_scale: float
+    gpu_scale: float
+    num_jobs: int
+    num_regions: int
+    topologies: int
+    seed: int
+    schedulers: tuple[str, ...]
+    workers: int
+    chunk_size: int
+    backend: str
+    dask_address: str | None
+    save_jobs: bool
+    results_dir: Path
+    progress: bool | None
+    hardware: Hardware
+    extensions: dict = field(default_factory=dict)
+
+    @property
+    def is_file(self) -> bool:
+        """True when the scenario is a YAML file rather than a built-in name."""
+        return self.scenario not in BUILTIN_SCENARIOS
+
+    def to_dict(self) -> dict:
+        """JSON-ready: paths as strings, hardware as a dict."""
+        out = asdict(self)
+        out["results_dir"] = str(self.results_dir)
+        out["schedulers"] = list(self.schedulers)
+        out["hardware"] = self.hardware.to_dict()
+        return out
+
+
+def register_configs() -> None:
+    """Register the schema in Hydra's ConfigStore (idempotent)."""
+    from hydra.core.config_store import ConfigStore
+
+    ConfigStore.instance().store(name="sweep_schema", node=SweepConfig)
+
+
+def usable_cores() -> int:
+    """Cores this process may run on (CPU affinity where the OS has it)."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # macOS, Windows
+        return os.cpu_count() or 1
+
+
+# --------------------------------------------------------------------------- field rules
+
+
+def _number(value, name: str, *, integer: bool = False, low: float | None = None,
+            strict: bool = False, high: float | None = None) -> float | int:
+    """A finite number within bounds; messages quote the value as given (``got -1``)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise InputError(name, f"must be {'an integer' if integer else 'a number'}, got {value!r}")
+    if not math.isfinite(value):
+        raise InputError(name, f"must be finite, got {value!r}")
+    if integer and value != int(value):
+        raise InputError(name, f"must be an integer, got {value!r}")
+    shown = f"{value:g}" if isinstance(value, float) else str(value)
+    if low is not None and strict and not value > low:
+        raise InputError(name, f"must be > {low:g}, got {shown}")
+    if low is not None and not strict and not value >= low:
+        raise InputError(name, f"must be >= {low:g}, got {shown}")
+    if high is not None and value > high:
+        raise InputError(name, f"must be <= {high:g}, got {shown}")
+    return int(value) if integer else float(value)
+
+
+def _integer(low: int, high: int):
+    return lambda v, name: _number(v, name, integer=True, low=low, high=high)
+
+
+def _positive(v, name: str) -> float:
+    return _number(v, name, low=0.0, strict=True)
+
+
+def _text(v, name: str) -> str:
+    if not isinstance(v, str) or not v.strip():
+        raise InputError(name, f"must be a non-empty string, got {v!r}")
+    return v
+
+
+def _scenario(v, name: str) -> str:
+    text = _text(v, name)
+    if text in BUILTIN_SCENARIOS:
+        return text
+    if not text.endswith((".yaml", ".yml")):
+        raise InputError(name, f"must be {', '.join(BUILTIN_SCENARIOS)} or the path of a "
+                         f".yaml file, got {text!r}")
+    return text
+
+
+def _choice(options):
+    def rule(v, name: str) -> str:
+        if v not in options:
+            raise InputError(name, f"must be one of {', '.join(options)}, got {v!r}")
+        return v
+    return rule
+
+
+def _optional(rule):
+    return lambda v, name: None if v is None else rule(v, name)
+
+
+def _flag(v, name: str) -> bool:
+    if not isinstance(v, bool):
+        raise InputError(name, f"must be true or false, got {v!r}")
+    return v
+
+
+def _schedulers(v, name: str) -> tuple[str, ...]:
+    if isinstance(v, str) or not isinstance(v, (list, tuple)):
+        raise InputError(name, f"must be a list of scheduler names, got {v!r}")
+    names = check_schedulers(v, name)
+    for i, n in enumerate(names):
+        if n in names[:i]:
+            raise InputError(name, f"lists {n!r} twice")
+    return names
+
+
+#: Rule per scalar field: (value, field name) -> checked value, or an InputError.
+RULES = {
+    "scenario": _scenario,
+    "bandwidth_scale": _positive,
+    "gpu_scale": _positive,
+    "num_jobs": _integer(1, 1_000_000),
+    "num_regions": _integer(1, 100_000),
+    "topologies": _integer(1, 10**10),
+    "seed": _integer(0, 2**63 - 1),
+    "schedulers": _schedulers,
+    "workers": _optional(_integer(1, 100_000)),
+    "chunk_size": _integer(1, 10**8),
+    "backend": _choice(BACKENDS),
+    "dask_address": _optional(_text),
+    "save_jobs": _flag,
+    "results_dir": _text,
+    "progress": _optional(_flag),
+    "arrivals": _optional(_choice(ARRIVALS)),
+    "arrival_rate_per_h": _optional(_positive),
+    "trace": _optional(_text),
+    "latency": _optional(_choice(LATENCY_MODES)),
+    "memory_model": _optional(_choice(MEMORY_MODELS)),
+    "price_profile": _optional(_choice(tuple(PRICE_PROFILES))),
+}
+
+
+def check_value(key: str, value) -> None:
+    """Check one value of a top-level field (``hardware.*`` included); raise InputError if bad.
+
+    Used to reject bad sweep values (``-m bandwidth_scale=1,-1``) before a multirun starts.
+    """
+    if key == "hardware":
+        parse_hardware(value)
+    elif key.startswith("hardware."):
+        parse_hardware({key.split(".", 1)[1]: value})
+    elif key in RULES:
+        RULES[key](value, key)
+
+
+def validate(cfg: DictConfig | Mapping) -> SweepSettings:
+    """The settings of a composed config, or an InputError naming the first bad field.
+
+    Parameters
+    ----------
+    cfg : a config composed from :class:`SweepConfig` (Hydra's) or a plain mapping with its
+        keys; missing keys take the schema's defaults, unknown keys are an error.
+    """
+    if isinstance(cfg, DictConfig):
+        raw = OmegaConf.to_container(cfg, resolve=True)
+    else:
+        raw = {k: OmegaConf.to_container(v, resolve=True) if OmegaConf.is_config(v) else v
+               for k, v in cfg.items()}
+    known = {f.name for f in fields(SweepConfig)}
+    for key in raw:
+        if key not in known:
+            raise InputError(str(key), f"unknown key (known: {', '.join(sorted(known))})")
+    defaults = asdict(SweepConfig())
+    values = {k: raw.get(k, defaults[k]) for k in known}
+    checked = {k: rule(values[k], k) for k, rule in RULES.items()}
+    hardware = parse_hardware(values["hardware"])
+    if checked["dask_address"] is not None and checked["backend"] != "dask":
+        raise InputError("dask_address", "is only used with backend=dask")
+    extensions = {k: checked[k] for k in EXTENSIONS if checked[k] is not None}
+    if "trace" in extensions:
+        extensions["trace"] = os.path.abspath(extensions["trace"])
+    scenario = checked["scenario"]
+    if scenario not in BUILTIN_SCENARIOS:
+        scenario = os.path.abspath(scenario)
+    return SweepSettings(
+        scenario=scenario,
+        scenario_label=checked["scenario"] if scenario in BUILTIN_SCENARIOS
+        else Path(scenario).stem,
+        bandwidth_scale=checked["bandwidth_scale"], gpu_scale=checked["gpu_scale"],
+        num_jobs=checked["num_jobs"], num_regions=checked["num_regions"],
+        topologies=checked["topologies"], seed=checked["seed"],
+        schedulers=checked["schedulers"],
+        workers=checked["workers"] or usable_cores(),
+        chunk_size=checked["chunk_size"], backend=checked["backend"],
+        dask_address=checked["dask_address"], save_jobs=checked["save_jobs"],
+        results_dir=Path(os.path.abspath(checked["results_dir"])),
+        progress=checked["progress"], hardware=hardware, extensions=extensions,
+    )

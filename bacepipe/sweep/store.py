@@ -1,0 +1,185 @@
+"""On-disk layout of sweep results, atomic writes, and what a re-run may skip.
+
+Layout under ``results_dir`` (hive partitions by the sweep axes, SPEC §10)::
+
+    runs/scenario=<s>/bandwidth_scale=<x>/gpu_scale=<y>/num_jobs=<n>/point=<id>/chunk-<a>-<b>.parquet
+    jobs/<same partitions>/point=<id>/chunk-<a>-<b>.parquet         (save_jobs=true only)
+    manifests/<same partitions>/point=<id>.json
+
+``<id>`` = ``s<seed>-r<num_regions>-t<topologies>-<hash>``: the hash covers every other setting
+that changes a row (scenario file content, hardware, schedulers), so runs with different
+settings never share a directory. A chunk file holds topologies ``a .. b-1`` (zero-padded).
+
+A file appears under its final name only by ``os.replace`` of a fully written and fsynced
+temporary (``.<name>.<pid>.tmp`` in the same directory), so a ``*.parquet`` file that exists is
+complete, whatever moment a run was killed at. Manifests live outside ``runs/`` because polars
+refuses a bare directory scan that meets a non-Parquet file.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+from pathlib import Path
+from typing import NamedTuple
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from bacepipe.errors import InputError
+from bacepipe.sweep.chunks import JOB_COLUMNS, RUN_COLUMNS
+
+#: Bumped when a change of the row format or of the simulation makes old results stale.
+FORMAT_VERSION = 1
+
+RUNS, JOBS, MANIFESTS = "runs", "jobs", "manifests"
+
+_INT = ("seed", "topology", "job", "k_star", "gpus", "regions")
+_STR = ("scheduler", "name", "model", "dataset", "path")
+RUN_SCHEMA = pa.schema([(c, pa.int64() if c in _INT else pa.string() if c in _STR
+                         else pa.float64()) for c in RUN_COLUMNS])
+JOB_SCHEMA = pa.schema([(c, pa.int64() if c in _INT else pa.string() if c in _STR
+                         else pa.float64()) for c in JOB_COLUMNS])
+
+_CHUNK_RE = re.compile(r"chunk-(\d+)-(\d+)\.parquet")
+
+
+class PointPaths(NamedTuple):
+    """Where one sweep point's files go."""
+
+    runs: Path
+    jobs: Path
+    manifest: Path
+    point_id: str
+
+
+def point_id(seed: int, num_regions: int, topologies: int, identity: dict) -> str:
+    """``s<seed>-r<num_regions>-t<topologies>-<12 hex>``; the hash is of ``identity`` (JSON)."""
+    blob = json.dumps({"format": FORMAT_VERSION, **identity}, sort_keys=True,
+                      separators=(",", ":"))
+    digest = hashlib.sha256(blob.encode()).hexdigest()[:12]
+    return f"s{seed}-r{num_regions}-t{topologies}-{digest}"
+
+
+def partition(scenario_label: str, bandwidth_scale: float, gpu_scale: float,
+              num_jobs: int) -> Path:
+    """The hive partition path of a point's axes (floats as Python writes them: ``1.0``)."""
+    return Path(f"scenario={scenario_label}", f"bandwidth_scale={float(bandwidth_scale)!r}",
+                f"gpu_scale={float(gpu_scale)!r}", f"num_jobs={int(num_jobs)}")
+
+
+def point_paths(results_dir: Path, part: Path, pid: str) -> PointPaths:
+    return PointPaths(runs=results_dir / RUNS / part / f"point={pid}",
+                      jobs=results_dir / JOBS / part / f"point={pid}",
+                      manifest=results_dir / MANIFESTS / part / f"point={pid}.json", point_id=pid)
+
+
+def chunk_name(start: int, stop: int) -> str:
+    return f"chunk-{start:09d}-{stop:09d}.parquet"
+
+
+def chunk_ranges(topologies: int, chunk_size: int) -> list[tuple[int, int]]:
+    """Half-open topology ranges of the chunks: a function of these two numbers alone."""
+    return [(a, min(a + chunk_size, topologies)) for a in range(0, topologies, chunk_size)]
+
+
+# --------------------------------------------------------------------------- atomic writes
+
+
+def _fsync_dir(directory: Path) -> None:
+    """Make a rename durable (POSIX); a no-op where directories cannot be opened."""
+    try:
+        fd = os.open(directory, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+def _atomic_write(path: Path, write) -> None:
+    """``write(file)`` to a temporary in ``path``'s directory, fsync, then rename over ``path``."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    try:
+        with open(tmp, "wb") as f:
+            write(f)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+    _fsync_dir(path.parent)
+
+
+def write_table(path: Path, columns: dict, schema: pa.Schema) -> None:
+    """Write columns (dict of arrays, in ``schema`` order) as one Parquet file, atomically."""
+    table = pa.table({name: pa.array(columns[name], type=schema.field(name).type)
+                      for name in schema.names}, schema=schema)
+    _atomic_write(path, lambda f: pq.write_table(table, f))
+
+
+def write_json(path: Path, data: dict) -> None:
+    """Write ``data`` as indented JSON, atomically."""
+    text = json.dumps(data, indent=2, sort_keys=False) + "\n"
+    _atomic_write(path, lambda f: f.write(text.encode()))
+
+
+# --------------------------------------------------------------------------- resume
+
+
+def remove_stale_temporaries(paths: PointPaths) -> int:
+    """Delete ``*.tmp`` left by a killed run in this point's directories; return how many.
+
+    A second run writing the same point at the same time is not supported (it would lose its
+    temporaries here); different points never share a directory.
+    """
+    count = 0
+    for directory in (paths.runs, paths.jobs, paths.manifest.parent):
+        if directory.is_dir():
+            for tmp in directory.glob("*.tmp"):
+                tmp.unlink(missing_ok=True)
+                count += 1
+    return count
+
+
+def complete_chunks(directory: Path, ranges: list[tuple[int, int]]) -> set[tuple[int, int]]:
+    """The planned ranges that already have a chunk file in ``directory``.
+
+    Raises
+    ------
+    InputError
+        The directory holds chunk files of another chunk_size: resuming would duplicate rows.
+    """
+    if not directory.is_dir():
+        return set()
+    planned = set(ranges)
+    found = set()
+    for file in directory.iterdir():
+        m = _CHUNK_RE.fullmatch(file.name)
+        if not m:
+            continue
+        rng = (int(m.group(1)), int(m.group(2)))
+        if rng not in planned:
+            raise InputError("chunk_size", f"{directory} holds chunks of another chunk_size "
+                             f"({file.name}); re-run with chunk_size={rng[1] - rng[0]} or use "
+                             "another results_dir")
+        found.add(rng)
+    return found
+
+
+def read_runs(paths: PointPaths, ranges: list[tuple[int, int]]) -> pa.Table:
+    """The point's runs rows for ``ranges``, in topology order (one Parquet read per chunk)."""
+    tables = [pq.read_table(paths.runs / chunk_name(a, b)) for a, b in sorted(ranges)]
+    return pa.concat_tables(tables) if tables else RUN_SCHEMA.empty_table()
+
+
+def count_rows(directory: Path, ranges: list[tuple[int, int]]) -> int:
+    """Rows in the chunk files of ``ranges`` (from the Parquet footers, without reading data)."""
+    return sum(pq.ParquetFile(directory / chunk_name(a, b)).metadata.num_rows for a, b in ranges)

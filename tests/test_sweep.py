@@ -1,0 +1,336 @@
+"""The sweep engine's config, command line, on-disk layout, summary and replay (SPEC §8, §10).
+
+Most tests call the Python API in-process (one numba load per test process); subprocesses are
+used only where the command line itself is under test.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import polars as pl
+import pytest
+import yaml
+from omegaconf import OmegaConf
+
+import bacepipe
+from bacepipe.errors import InputError
+from bacepipe.model.hardware import Hardware
+from bacepipe.policies import SCHEDULERS
+from bacepipe.sweep import run_point, summarize, validate
+from bacepipe.sweep.chunks import JOB_COLUMNS, RUN_COLUMNS
+from bacepipe.sweep.config import CONF_DIR, SWEEPS_DIR, HardwareConfig, SweepConfig
+
+REPO = Path(__file__).resolve().parents[1]
+METRICS = RUN_COLUMNS[3:]
+
+
+def settings(tmp_path, **overrides):
+    values = {"topologies": 12, "chunk_size": 5, "workers": 1, "results_dir": str(tmp_path)}
+    values.update(overrides)
+    return validate(values)
+
+
+def read_runs(root: Path) -> pl.DataFrame:
+    return (pl.scan_parquet(str(root / "runs" / "**" / "*.parquet"), hive_partitioning=True)
+            .collect())
+
+
+def cli(*args, cwd, timeout=120) -> subprocess.CompletedProcess:
+    env = {k: v for k, v in os.environ.items() if k != "HYDRA_FULL_ERROR"}
+    return subprocess.run([sys.executable, "-m", "bacepipe.sweep", *args], cwd=cwd, env=env,
+                          capture_output=True, text=True, timeout=timeout)
+
+
+# --------------------------------------------------------------------------- config
+
+
+def test_hardware_config_mirrors_hardware():
+    ours = {f.name: f.default for f in dataclasses.fields(HardwareConfig)}
+    assert ours == Hardware().to_dict()
+
+
+def test_defaults():
+    s = validate({})
+    assert s.scenario == "random" and s.bandwidth_scale == 1.0 and s.gpu_scale == 1.0
+    assert (s.num_jobs, s.num_regions, s.topologies, s.seed) == (8, 6, 1000, 0)
+    assert s.schedulers == SCHEDULERS and s.backend == "loky" and s.dask_address is None
+    assert s.workers >= 1 and not s.save_jobs and s.hardware == Hardware()
+    assert s.results_dir == Path("outputs/results").resolve() and s.extensions == {}
+
+
+@pytest.mark.parametrize("key, value, message", [
+    ("bandwidth_scale", -1, "bandwidth_scale: must be > 0, got -1"),
+    ("gpu_scale", 0.0, "gpu_scale: must be > 0, got 0"),
+    ("num_jobs", 0, "num_jobs: must be >= 1, got 0"),
+    ("num_regions", 2.5, "num_regions: must be an integer, got 2.5"),
+    ("topologies", "many", "topologies: must be an integer, got 'many'"),
+    ("seed", -1, "seed: must be >= 0, got -1"),
+    ("schedulers", ["bace_pipe", "fifo"], "schedulers: unknown scheduler 'fifo'"),
+    ("schedulers", ["lcf", "lcf"], "schedulers: lists 'lcf' twice"),
+    ("schedulers", [], "schedulers: no scheduler given"),
+    ("workers", 0, "workers: must be >= 1, got 0"),
+    ("chunk_size", 0, "chunk_size: must be >= 1, got 0"),
+    ("backend", "ray", "backend: must be one of loky, dask, got 'ray'"),
+    ("scenario", "paper.txt", "scenario: must be"),
+    ("save_jobs", "yes", "save_jobs: must be true or false"),
+    ("hardware", {"mfu": 1.5}, "hardware.mfu: must be <= 1"),
+    ("hardware", {"seq_len": 0}, "hardware.seq_len: must be >= 1"),
+    ("latency", "fast", "latency: must be one of none, geo"),
+    ("bandwith_scale", 1.0, "bandwith_scale: unknown key"),
+])
+def test_bad_values_name_the_field(key, value, message):
+    with pytest.raises(InputError) as err:
+        validate({key: value})
+    assert str(err.value).startswith(message)
+    assert "\n" not in str(err.value)
+
+
+def test_dask_address_needs_dask():
+    with pytest.raises(InputError, match="dask_address: is only used with backend=dask"):
+        validate({"dask_address": "tcp://127.0.0.1:8786"})
+
+
+@pytest.mark.parametrize("args, message", [
+    (["bandwidth_scale=-1"], "bacepipe.sweep: bandwidth_scale: must be > 0, got -1"),
+    (["-m", "bandwidth_scale=1,-1"], "bacepipe.sweep: bandwidth_scale: must be > 0, got -1"),
+    (["num_jobs=abc"], "bacepipe.sweep: num_jobs: must be an integer, got 'abc'"),
+    (["hardware.mfu=2"], "bacepipe.sweep: hardware.mfu: must be <= 1, got 2.0"),
+    (["bandwith_scale=1"], "bacepipe.sweep: bandwith_scale: unknown key"),
+    (["scenario=missing.yaml"], "bacepipe.sweep: scenario: no such file"),
+    (["+preset=nope"], "bacepipe.sweep: In 'config': Could not find 'preset/nope'"),
+])
+def test_cli_bad_value_is_one_line_and_exit_2(tmp_path, args, message):
+    proc = cli(*args, f"results_dir={tmp_path / 'r'}", "topologies=3", cwd=tmp_path)
+    assert proc.returncode == 2, proc.stderr
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith(message), proc.stderr
+    assert not (tmp_path / "r" / "runs").exists()  # stopped before any work
+
+
+def _compose(overrides):
+    from hydra import compose, initialize_config_dir
+
+    import bacepipe.sweep.app  # noqa: F401  (registers the schema and the sweeps/ resolver)
+
+    with initialize_config_dir(config_dir=str(CONF_DIR), version_base="1.3"):
+        return compose("config", overrides=overrides, return_hydra_config=True)
+
+
+@pytest.mark.parametrize("preset", sorted(p.stem for p in (SWEEPS_DIR / "preset").glob("*.yaml")))
+def test_every_config_file_composes_and_validates(preset):
+    cfg = _compose([f"+preset={preset}"])
+    params = dict(cfg.hydra.sweeper.params or {})
+    task = {k: v for k, v in cfg.items() if k != "hydra"}
+    validate(task)
+    # Each point of the preset's grid validates too.
+    for key, values in params.items():
+        for value in str(values).split(","):
+            validate({**task, key: yaml.safe_load(value)})
+    if preset == "fig8":
+        assert task["schedulers"] == ["bace_pipe", "bace_pipe_no_priority",
+                                      "bace_pipe_no_pathfinder", "bace_pipe_no_costmin"]
+    expected = {"fig4": {"scenario"}, "fig5": {"scenario", "bandwidth_scale"},
+                "fig6": {"scenario", "gpu_scale"}, "fig7": {"scenario", "num_jobs"},
+                "fig8": {"scenario"}, "all": set()}
+    assert set(params) == expected[preset]
+    raw = OmegaConf.to_container(cfg.hydra, resolve=False)  # the ${now:...} templates
+    assert "%f" in raw["run"]["dir"] and "%f" in raw["sweep"]["dir"]
+    assert raw["run"]["dir"].startswith("outputs/") and raw["sweep"]["dir"].startswith("outputs/")
+
+
+def test_schema_defaults_match_the_composed_config():
+    cfg = _compose([])
+    task = {k: v for k, v in cfg.items() if k != "hydra"}
+    assert validate(task) == validate(dataclasses.asdict(SweepConfig()))
+
+
+# --------------------------------------------------------------------------- layout and tables
+
+
+def test_point_layout_columns_and_manifest(tmp_path):
+    s = settings(tmp_path, bandwidth_scale=0.5, save_jobs=True)
+    report = run_point(s)
+    part = tmp_path / "runs" / "scenario=random" / "bandwidth_scale=0.5" / "gpu_scale=1.0" \
+        / "num_jobs=8"
+    (point_dir,) = part.iterdir()
+    assert point_dir.name.startswith("point=s0-r6-t12-")
+    assert sorted(f.name for f in point_dir.iterdir()) == [
+        "chunk-000000000-000000005.parquet", "chunk-000000005-000000010.parquet",
+        "chunk-000000010-000000012.parquet"]
+    runs = read_runs(tmp_path)
+    assert runs.height == 12 * 8 == report.runs.height
+    assert runs.columns[:len(RUN_COLUMNS)] == list(RUN_COLUMNS)
+    assert runs.schema["seed"] == pl.Int64 and runs.schema["topology"] == pl.Int64
+    assert all(runs.schema[m] == pl.Float64 for m in METRICS)
+    # Rows: topology-major, schedulers in config order.
+    assert report.runs["topology"].to_list() == np.repeat(np.arange(12), 8).tolist()
+    assert report.runs["scheduler"].to_list() == list(SCHEDULERS) * 12
+    assert report.runs.null_count().sum_horizontal().item() == 0
+
+    jobs = pl.scan_parquet(str(tmp_path / "jobs" / "**" / "*.parquet"),
+                           hive_partitioning=True).collect()
+    assert jobs.columns[:len(JOB_COLUMNS)] == list(JOB_COLUMNS) and jobs.height == 12 * 8 * 8
+    assert set(jobs["dataset"].unique()) <= {"Alpaca-52k", "WikiText-103", "OpenWebText"}
+    assert (jobs["jct_h"] - jobs["wait_h"] - jobs["execution_h"]).abs().max() < 1e-9
+    assert (jobs["regions"] == jobs["path"].str.count_matches(">") + 1).all()
+
+    manifest = json.loads(report.paths.manifest.read_text())
+    assert report.paths.manifest.parent == tmp_path / "manifests" / part.relative_to(
+        tmp_path / "runs")
+    assert manifest["rows"] == 96 and manifest["job_rows"] == 768
+    assert manifest["bacepipe_version"] == bacepipe.__version__
+    assert manifest["config"]["bandwidth_scale"] == 0.5 and manifest["wall_time_s"] >= 0
+    assert manifest["numba_version"] and manifest["point"] == report.paths.point_id
+
+
+def test_settings_that_change_rows_get_their_own_point(tmp_path):
+    base = run_point(settings(tmp_path)).paths.point_id
+    for change in ({"seed": 1}, {"num_regions": 5}, {"topologies": 13},
+                   {"schedulers": ["bace_pipe", "lcf"]}, {"hardware": {"mfu": 0.5}},
+                   {"latency": "geo"}):
+        pid = run_point(settings(tmp_path, **change)).paths.point_id
+        assert pid != base, change
+    # Settings that do not change rows share it (workers, chunk layout of another run aside).
+    assert run_point(settings(tmp_path, workers=2, progress=False)).paths.point_id == base
+
+
+def test_file_scenario_partition_is_the_stem(tmp_path):
+    path = tmp_path / "two.yaml"
+    path.write_text(yaml.safe_dump({
+        "regions": [{"name": "A", "gpus": 8, "price": 0.2, "bandwidth_gbps": 10},
+                    {"name": "B", "gpus": 4, "price": 0.1, "bandwidth_gbps": 10}],
+        "jobs": [{"name": "P", "params_b": 14, "layers": 48, "hidden": 5120,
+                  "batch_size": 512, "dataset_samples": 52002}]}))
+    report = run_point(settings(tmp_path, scenario=str(path), topologies=3, save_jobs=True))
+    assert "scenario=two" in str(report.paths.runs)
+    jobs = pl.read_parquet(report.paths.jobs / "chunk-000000000-000000003.parquet")
+    assert jobs["dataset"].to_list() == [""] * 3 * 8  # given by the file
+    # Editing the file makes another point.
+    text = path.read_text().replace("price: 0.1", "price: 0.15")
+    path.write_text(text)
+    assert run_point(settings(tmp_path, scenario=str(path), topologies=3)).paths.point_id \
+        != report.paths.point_id
+
+
+def test_file_hardware_must_agree(tmp_path, base_scenario):
+    base_scenario["hardware"] = {"mfu": 0.5}
+    path = tmp_path / "hw.yaml"
+    path.write_text(yaml.safe_dump(base_scenario))
+    with pytest.raises(InputError, match=r"hardware.mfu: the scenario file sets 0.5"):
+        run_point(settings(tmp_path, scenario=str(path)))
+    run_point(settings(tmp_path, scenario=str(path), hardware={"mfu": 0.5}, topologies=2))
+
+
+def test_never_placed_job_names_the_global_topology(tmp_path, base_scenario):
+    base_scenario["jobs"][0]["params_b"] = 500  # needs more GPUs than exist (memory model)
+    base_scenario["memory_model"] = "adam_mixed"
+    path = tmp_path / "big.yaml"
+    path.write_text(yaml.safe_dump(base_scenario))
+    with pytest.raises(InputError, match=r"jobs\[0\]"):
+        run_point(settings(tmp_path, scenario=str(path)))
+    assert not list((tmp_path / "runs").rglob("*.parquet"))
+
+
+# --------------------------------------------------------------------------- summary
+
+
+def test_summary_means_and_paired_ratios():
+    runs = pl.DataFrame({
+        "seed": [0] * 4, "topology": [0, 0, 1, 1],
+        "scheduler": ["bace_pipe", "lcf"] * 2,
+        "avg_jct_h": [1.0, 2.0, 4.0, 4.0], "total_cost": [10.0, 5.0, 10.0, 30.0]})
+    s = summarize(runs, ("bace_pipe", "lcf"))
+    assert s["scheduler"].to_list() == ["bace_pipe", "lcf"]
+    assert s["avg_jct_h"].to_list() == [2.5, 3.0]
+    assert s["jct_vs_bace_pipe"].to_list() == [1.0, 1.5]   # mean of 2 and 1, not 3 / 2.5
+    assert s["cost_vs_bace_pipe"].to_list() == [1.0, 1.75]
+    assert summarize(runs.filter(pl.col("scheduler") == "lcf"), ("lcf",))[
+        "jct_vs_bace_pipe"].to_list() == [None]
+
+
+# --------------------------------------------------------------------------- replay
+
+
+@pytest.mark.parametrize("scenario, options", [
+    ("random", {"bandwidth_scale": 0.3, "gpu_scale": 0.75, "num_jobs": 10, "num_regions": 5}),
+    ("paper", {"bandwidth_scale": 1.5}),
+    ("random", {"latency": "geo", "price_profile": "business"}),
+])
+def test_any_row_replays_through_run_scenario(tmp_path, scenario, options):
+    s = settings(tmp_path, scenario=scenario, seed=7, topologies=9, save_jobs=True, **options)
+    report = run_point(s)
+    jobs = pl.scan_parquet(str(report.paths.jobs / "*.parquet")).collect()
+    gen = {k: v for k, v in options.items()}
+    for topology, scheduler in ((0, "bace_pipe"), (4, "cr_ldf"), (8, "bace_pipe_no_costmin")):
+        row = report.runs.filter((pl.col("topology") == topology)
+                                 & (pl.col("scheduler") == scheduler)).row(0, named=True)
+        scen = bacepipe.generate_scenario(scenario, 7, topology, **gen)
+        result = bacepipe.run_scenario(scen, scheduler)
+        for metric in METRICS:
+            assert math.isclose(result[metric], row[metric], rel_tol=1e-12, abs_tol=1e-12), metric
+        mine = jobs.filter((pl.col("topology") == topology)
+                           & (pl.col("scheduler") == scheduler)).sort("job")
+        for job, theirs in zip(mine.iter_rows(named=True), result["jobs"], strict=True):
+            assert job["name"] == theirs["name"] and job["k_star"] == theirs["k_star"]
+            assert job["path"].split(">") == theirs["path"]
+            assert job["gpus"] == sum(theirs["gpus"].values())
+            assert job["jct_h"] == theirs["jct_h"] and job["cost"] == theirs["cost"]
+
+
+def test_replay_command_line_matches_a_row(tmp_path):
+    report = run_point(settings(tmp_path, topologies=4, gpu_scale=0.5))
+    row = report.runs.filter((pl.col("topology") == 3)
+                             & (pl.col("scheduler") == "ldf")).row(0, named=True)
+    proc = subprocess.run(
+        [sys.executable, "-m", "bacepipe.simulate", "random", "--scheduler", "ldf", "--json",
+         "--seed", "0", "--topology", "3", "--gpu-scale", "0.5"],
+        capture_output=True, text=True, timeout=60, cwd=REPO)
+    assert proc.returncode == 0, proc.stderr
+    out = json.loads(proc.stdout)
+    assert out["avg_jct_h"] == row["avg_jct_h"] and out["total_cost"] == row["total_cost"]
+
+
+# --------------------------------------------------------------------------- command line
+
+
+def test_cli_multirun_over_bandwidth(tmp_path):
+    proc = cli("-m", "bandwidth_scale=0.5,1.5", "topologies=10", "chunk_size=4",
+               f"results_dir={tmp_path / 'res'}", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.count("avg JCT h") == 2 and "bace_pipe_no_costmin" in proc.stdout
+    runs = read_runs(tmp_path / "res")
+    assert runs.height == 2 * 10 * 8
+    assert sorted(runs["bandwidth_scale"].unique().to_list()) == [0.5, 1.5]
+    assert {"scenario", "gpu_scale", "num_jobs", "point"} <= set(runs.columns)
+    # Hydra's own files went under outputs/, in a timestamped multirun folder.
+    assert list((tmp_path / "outputs" / "multirun").glob("*/*/0/.hydra/config.yaml"))
+    again = cli("-m", "bandwidth_scale=0.5,1.5", "topologies=10", "chunk_size=4",
+                f"results_dir={tmp_path / 'res'}", cwd=tmp_path)
+    assert again.returncode == 0 and again.stdout.count("0/3 chunks run") == 2
+
+
+def test_cli_joblib_launcher(tmp_path):
+    proc = cli("-m", "hydra/launcher=joblib", "hydra.launcher.n_jobs=2", "gpu_scale=0.5,1.5",
+               "topologies=6", "workers=1", f"results_dir={tmp_path / 'res'}", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    runs = read_runs(tmp_path / "res")
+    assert runs.height == 2 * 6 * 8
+    assert sorted(runs["gpu_scale"].unique().to_list()) == [0.5, 1.5]
+
+
+def test_preset_all_runs_every_figure_preset(monkeypatch):
+    from bacepipe.sweep import app
+
+    calls = []
+    monkeypatch.setattr(app.subprocess, "call", lambda cmd: calls.append(cmd[3:]) or 0)
+    assert app.main(["+preset=all", "topologies=5"]) == 0
+    assert calls == [["-m", f"+preset={name}", "topologies=5"]
+                     for name in ("fig4", "fig5", "fig6", "fig7", "fig8")]

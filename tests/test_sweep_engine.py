@@ -1,0 +1,151 @@
+"""Fan-out and resume of the sweep engine: identical frames for any workers, chunk size and
+backend (loky, dask); a run interrupted at any moment resumes to the uninterrupted result."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import polars as pl
+import pytest
+from polars.testing import assert_frame_equal
+
+from bacepipe.errors import InputError
+from bacepipe.sweep import run_point, validate
+
+KEYS = ["scenario", "bandwidth_scale", "gpu_scale", "num_jobs", "topology", "scheduler"]
+
+
+def settings(root, **overrides):
+    values = {"topologies": 30, "chunk_size": 7, "workers": 1, "results_dir": str(root),
+              "progress": False}
+    values.update(overrides)
+    return validate(values)
+
+
+def frame(root: Path, what: str = "runs") -> pl.DataFrame:
+    """Every row under ``root`` (without the point id, which names the run's settings)."""
+    df = pl.scan_parquet(str(root / what / "**" / "*.parquet"), hive_partitioning=True).collect()
+    keys = KEYS + (["job"] if what == "jobs" else [])
+    return df.drop("point").sort(keys)
+
+
+@pytest.fixture(scope="module")
+def clean(tmp_path_factory):
+    """The reference: workers=1, chunk_size=7, jobs table on."""
+    root = tmp_path_factory.mktemp("clean")
+    run_point(settings(root, save_jobs=True))
+    return root
+
+
+@pytest.mark.parametrize("overrides", [
+    {"workers": 2},
+    {"workers": 2, "chunk_size": 4},
+    {"chunk_size": 30},
+    {"chunk_size": 1, "workers": 2},
+])
+def test_same_frame_for_any_workers_and_chunk_size(tmp_path, clean, overrides):
+    run_point(settings(tmp_path, save_jobs=True, **overrides))
+    assert_frame_equal(frame(tmp_path), frame(clean))
+    assert_frame_equal(frame(tmp_path, "jobs"), frame(clean, "jobs"))
+
+
+def test_dask_local_cluster_matches_loky(tmp_path, clean):
+    run_point(settings(tmp_path, save_jobs=True, backend="dask", workers=2))
+    assert_frame_equal(frame(tmp_path), frame(clean))
+    assert_frame_equal(frame(tmp_path, "jobs"), frame(clean, "jobs"))
+
+
+def test_dask_existing_cluster_address(tmp_path, clean):
+    from dask.distributed import LocalCluster
+
+    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1",
+                      dashboard_address="127.0.0.1:0", scheduler_kwargs={"dashboard": False}
+                      ) as cluster:
+        run_point(settings(tmp_path, backend="dask", dask_address=cluster.scheduler_address,
+                           save_jobs=True))
+        assert cluster.status.name == "running"  # left running: not ours to close
+    assert_frame_equal(frame(tmp_path), frame(clean))
+
+
+def test_unreachable_dask_address_is_an_input_error(tmp_path, monkeypatch):
+    monkeypatch.setattr("bacepipe.sweep.backends.CONNECT_TIMEOUT_S", 1.0)
+    with pytest.raises(InputError, match="dask_address: cannot connect"):
+        run_point(settings(tmp_path, backend="dask", dask_address="tcp://127.0.0.1:9"))
+
+
+def _files(root: Path) -> dict[Path, int]:
+    return {p: p.stat().st_mtime_ns for p in root.rglob("*") if p.is_file()}
+
+
+def test_resume_rewrites_only_the_missing_chunk(tmp_path, clean):
+    first = run_point(settings(tmp_path, save_jobs=True))
+    runs_dir = first.paths.runs
+    lost = runs_dir / "chunk-000000014-000000021.parquet"
+    lost.unlink()
+    before = {p: m for p, m in _files(tmp_path).items() if "manifests" not in p.parts}
+    stray = runs_dir / ".chunk-000000021-000000028.parquet.123.tmp"
+    stray.write_bytes(b"half a parquet file")
+    time.sleep(0.01)
+
+    report = run_point(settings(tmp_path, save_jobs=True, workers=2))
+    assert (report.chunks_total, report.chunks_run) == (5, 1)
+    assert lost.exists() and not stray.exists()
+    after = _files(tmp_path)
+    changed = {p for p, m in before.items() if after.get(p) != m}
+    # The lost chunk's runs file is new, and its jobs twin was rewritten with it; no other file.
+    assert changed == {first.paths.jobs / lost.name}
+    assert_frame_equal(frame(tmp_path), frame(clean))
+    assert_frame_equal(frame(tmp_path, "jobs"), frame(clean, "jobs"))
+
+    # Asking for the jobs table later recomputes exactly the chunks that lack it.
+    (first.paths.jobs / lost.name).unlink()
+    assert run_point(settings(tmp_path, save_jobs=True)).chunks_run == 1
+    assert run_point(settings(tmp_path)).chunks_run == 0
+
+
+def test_other_chunk_size_into_the_same_point_is_refused(tmp_path):
+    run_point(settings(tmp_path))
+    with pytest.raises(InputError, match=r"chunk_size: .* re-run with chunk_size=7"):
+        run_point(settings(tmp_path, chunk_size=10))
+    assert frame(tmp_path).height == 30 * 8  # nothing duplicated
+
+
+def test_kill_9_then_resume_equals_a_clean_run(tmp_path):
+    """SIGKILL a sweep mid-run: only complete *.parquet files remain, and re-running the same
+    command completes it to the uninterrupted result."""
+    args = [sys.executable, "-m", "bacepipe.sweep", "topologies=3000", "chunk_size=10",
+            "workers=1", "save_jobs=true", "progress=false", "num_jobs=12"]
+    env = {k: v for k, v in os.environ.items() if k != "HYDRA_FULL_ERROR"}
+    killed = tmp_path / "killed"
+    proc = subprocess.Popen([*args, f"results_dir={killed}"], cwd=tmp_path, env=env,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and proc.poll() is None:
+        if len(list((killed / "runs").rglob("*.parquet"))) >= 20:
+            break
+        time.sleep(0.005)
+    assert proc.poll() is None, "the sweep ended before it could be killed"
+    proc.send_signal(signal.SIGKILL)
+    proc.wait(timeout=30)
+    done = list((killed / "runs").rglob("*.parquet"))
+    assert 20 <= len(done) < 300, len(done)
+    # Every file a reader would pick up is a complete Parquet file.
+    for path in [*done, *(killed / "jobs").rglob("*.parquet")]:
+        pl.read_parquet(path)
+
+    resumed = subprocess.run([*args, f"results_dir={killed}"], cwd=tmp_path, env=env,
+                             capture_output=True, text=True, timeout=120)
+    assert resumed.returncode == 0, resumed.stderr
+    assert not list(killed.rglob("*.tmp"))
+    # A jobs file without its runs file (killed between the two) is redone with its chunk.
+    assert f"{300 - len(done)}/300 chunks run" in resumed.stdout
+    clean = tmp_path / "clean"
+    run_point(validate({"topologies": 3000, "chunk_size": 100, "workers": 2, "save_jobs": True,
+                        "num_jobs": 12, "results_dir": str(clean), "progress": False}))
+    assert_frame_equal(frame(killed), frame(clean))
+    assert_frame_equal(frame(killed, "jobs"), frame(clean, "jobs"))
