@@ -24,7 +24,7 @@ import bacepipe
 from bacepipe.errors import InputError
 from bacepipe.model.hardware import Hardware
 from bacepipe.policies import SCHEDULERS
-from bacepipe.sweep import run_point, summarize, validate
+from bacepipe.sweep import Summary, run_point, validate
 from bacepipe.sweep.chunks import JOB_COLUMNS, RUN_COLUMNS
 from bacepipe.sweep.config import CONF_DIR, SWEEPS_DIR, HardwareConfig, SweepConfig
 
@@ -166,14 +166,15 @@ def test_point_layout_columns_and_manifest(tmp_path):
         "chunk-000000000-000000005.parquet", "chunk-000000005-000000010.parquet",
         "chunk-000000010-000000012.parquet"]
     runs = read_runs(tmp_path)
-    assert runs.height == 12 * 8 == report.runs.height
+    point_rows = report.runs.collect()
+    assert runs.height == 12 * 8 == point_rows.height
     assert runs.columns[:len(RUN_COLUMNS)] == list(RUN_COLUMNS)
     assert runs.schema["seed"] == pl.Int64 and runs.schema["topology"] == pl.Int64
     assert all(runs.schema[m] == pl.Float64 for m in METRICS)
     # Rows: topology-major, schedulers in config order.
-    assert report.runs["topology"].to_list() == np.repeat(np.arange(12), 8).tolist()
-    assert report.runs["scheduler"].to_list() == list(SCHEDULERS) * 12
-    assert report.runs.null_count().sum_horizontal().item() == 0
+    assert point_rows["topology"].to_list() == np.repeat(np.arange(12), 8).tolist()
+    assert point_rows["scheduler"].to_list() == list(SCHEDULERS) * 12
+    assert point_rows.null_count().sum_horizontal().item() == 0
 
     jobs = pl.scan_parquet(str(tmp_path / "jobs" / "**" / "*.parquet"),
                            hive_partitioning=True).collect()
@@ -247,13 +248,17 @@ def test_summary_means_and_paired_ratios():
         "seed": [0] * 4, "topology": [0, 0, 1, 1],
         "scheduler": ["bace_pipe", "lcf"] * 2,
         "avg_jct_h": [1.0, 2.0, 4.0, 4.0], "total_cost": [10.0, 5.0, 10.0, 30.0]})
-    s = summarize(runs, ("bace_pipe", "lcf"))
+    acc = Summary(("bace_pipe", "lcf"))
+    acc.add(runs.head(2).to_dict(as_series=False))
+    acc.add(runs.tail(2).to_dict(as_series=False))  # chunk by chunk, as the engine feeds it
+    s = acc.frame()
     assert s["scheduler"].to_list() == ["bace_pipe", "lcf"]
     assert s["avg_jct_h"].to_list() == [2.5, 3.0]
     assert s["jct_vs_bace_pipe"].to_list() == [1.0, 1.5]   # mean of 2 and 1, not 3 / 2.5
     assert s["cost_vs_bace_pipe"].to_list() == [1.0, 1.75]
-    assert summarize(runs.filter(pl.col("scheduler") == "lcf"), ("lcf",))[
-        "jct_vs_bace_pipe"].to_list() == [None]
+    alone = Summary(("lcf",))
+    alone.add(runs.filter(pl.col("scheduler") == "lcf").to_dict(as_series=False))
+    assert alone.frame()["jct_vs_bace_pipe"].to_list() == [None]
 
 
 # --------------------------------------------------------------------------- replay
@@ -271,7 +276,7 @@ def test_any_row_replays_through_run_scenario(tmp_path, scenario, options):
     gen = {k: v for k, v in options.items()}
     for topology, scheduler in ((0, "bace_pipe"), (4, "cr_ldf"), (8, "bace_pipe_no_costmin")):
         row = report.runs.filter((pl.col("topology") == topology)
-                                 & (pl.col("scheduler") == scheduler)).row(0, named=True)
+                                 & (pl.col("scheduler") == scheduler)).collect().row(0, named=True)
         scen = bacepipe.generate_scenario(scenario, 7, topology, **gen)
         result = bacepipe.run_scenario(scen, scheduler)
         for metric in METRICS:
@@ -288,7 +293,7 @@ def test_any_row_replays_through_run_scenario(tmp_path, scenario, options):
 def test_replay_command_line_matches_a_row(tmp_path):
     report = run_point(settings(tmp_path, topologies=4, gpu_scale=0.5))
     row = report.runs.filter((pl.col("topology") == 3)
-                             & (pl.col("scheduler") == "ldf")).row(0, named=True)
+                             & (pl.col("scheduler") == "ldf")).collect().row(0, named=True)
     proc = subprocess.run(
         [sys.executable, "-m", "bacepipe.simulate", "random", "--scheduler", "ldf", "--json",
          "--seed", "0", "--topology", "3", "--gpu-scale", "0.5"],

@@ -13,7 +13,7 @@ In Python: ``run_point(validate({"topologies": 50, "bandwidth_scale": 0.3}))``.
 """
 
 from bacepipe.sweep.config import SweepConfig, SweepSettings, validate
-from bacepipe.sweep.engine import PointReport, format_summary, run_point, summarize
+from bacepipe.sweep.engine import PointReport, Summary, format_summary, run_point
 
-__all__ = ["PointReport", "SweepConfig", "SweepSettings", "format_summary", "run_point",
-           "summarize", "validate"]
+__all__ = ["PointReport", "Summary", "SweepConfig", "SweepSettings", "format_summary",
+           "run_point", "validate"]

@@ -48,7 +48,7 @@ def _hydra_info() -> dict:
 @hydra.main(config_path=str(CONF_DIR), config_name="config", version_base="1.3")
 def task(cfg: DictConfig) -> None:
     """Validate the composed config, run the point, print where it went and its summary."""
-    from bacepipe.sweep.engine import format_summary, run_point, summarize
+    from bacepipe.sweep.engine import format_summary, run_point
 
     hc = HydraConfig.get()
     if hc.mode.name == "RUN" and hc.sweeper.get("params"):
@@ -67,7 +67,7 @@ def task(cfg: DictConfig) -> None:
           f"num_jobs={s.num_jobs} · {s.topologies} topologies × {len(s.schedulers)} schedulers "
           f"· {report.chunks_run}/{report.chunks_total} chunks run · {report.wall_s:.1f} s")
     print(f"results: {report.paths.runs}")
-    print(format_summary(summarize(report.runs, s.schedulers)), flush=True)
+    print(format_summary(report.summary), flush=True)
 
 
 # --------------------------------------------------------------------------- command line

@@ -47,13 +47,15 @@ class Point(NamedTuple):
 class PointReport(NamedTuple):
     """What :func:`run_point` did.
 
-    runs : polars.DataFrame of the point's runs rows (all chunks, resumed ones included).
+    runs : polars.LazyFrame over the point's runs rows (all chunks, resumed ones included).
+    summary : per-scheduler means and ratios to bace_pipe (:class:`Summary`).
     chunks_total, chunks_run : chunks of the point, and those simulated by this call.
     wall_s : wall time of this call, s.
     """
 
     paths: store.PointPaths
-    runs: pl.DataFrame
+    runs: pl.LazyFrame
+    summary: pl.DataFrame
     chunks_total: int
     chunks_run: int
     wall_s: float
@@ -158,6 +160,9 @@ def run_point(settings: SweepSettings, extra_manifest: dict | None = None) -> Po
         # would otherwise be compiled by every worker. Topology 0 also surfaces a job that can
         # never be placed before any chunk is fanned out.
         run_chunk(chunk_spec(point, 0, 1))
+    summary = Summary(settings.schedulers)
+    for start, stop in sorted(done):
+        summary.add(store.read_chunk(paths.runs, start, stop, ["avg_jct_h", "total_cost"]))
     specs = [chunk_spec(point, a, b) for a, b in todo]
     label = f"{settings.scenario_label} bw={settings.bandwidth_scale:g} " \
             f"gpu={settings.gpu_scale:g} jobs={settings.num_jobs}"
@@ -170,12 +175,13 @@ def run_point(settings: SweepSettings, extra_manifest: dict | None = None) -> Po
             if result["jobs"] is not None:
                 store.write_table(paths.jobs / name, result["jobs"], store.JOB_SCHEMA)
             store.write_table(paths.runs / name, result["runs"], store.RUN_SCHEMA)
+            summary.add(result["runs"])
             bar.update()
-    runs = pl.from_arrow(store.read_runs(paths, point.ranges))
+    runs = store.scan_runs(paths, point.ranges)
     wall = time.perf_counter() - tic
-    store.write_json(paths.manifest, _manifest(point, runs.height, len(todo), wall,
-                                               extra_manifest))
-    return PointReport(paths, runs, len(point.ranges), len(todo), wall)
+    store.write_json(paths.manifest, _manifest(point, store.count_rows(paths.runs, point.ranges),
+                                               len(todo), wall, extra_manifest))
+    return PointReport(paths, runs, summary.frame(), len(point.ranges), len(todo), wall)
 
 
 def _manifest(point: Point, rows: int, chunks_run: int, wall: float, extra: dict | None) -> dict:
@@ -206,33 +212,46 @@ def _manifest(point: Point, rows: int, chunks_run: int, wall: float, extra: dict
 # --------------------------------------------------------------------------- summary
 
 
-def summarize(runs: pl.DataFrame, schedulers) -> pl.DataFrame:
-    """Per scheduler: topologies, mean avg JCT (h) and total cost ($), and each as the mean of
-    per-topology ratios to ``bace_pipe`` (null when bace_pipe was not simulated).
+class Summary:
+    """Per-scheduler means of a point's runs, fed chunk by chunk, so memory stays flat however
+    many topologies the point has.
 
-    Rows follow ``schedulers``; the ratios pair rows by (seed, topology).
+    Each chunk's rows are topology-major with the schedulers in ``schedulers`` order (as
+    :func:`bacepipe.sweep.chunks.run_columns` writes them); ratios to ``bace_pipe`` pair the
+    rows of one topology.
     """
-    order = pl.DataFrame({"scheduler": list(schedulers),
-                          "_order": list(range(len(schedulers)))})
-    means = runs.group_by("scheduler").agg(
-        pl.len().alias("topologies"),
-        pl.col("avg_jct_h").mean().alias("avg_jct_h"),
-        pl.col("total_cost").mean().alias("total_cost"),
-    )
-    if BASELINE in schedulers:
-        base = runs.filter(pl.col("scheduler") == BASELINE).select(
-            "seed", "topology", pl.col("avg_jct_h").alias("_jct0"),
-            pl.col("total_cost").alias("_cost0"))
-        ratios = runs.join(base, on=["seed", "topology"]).group_by("scheduler").agg(
-            (pl.col("avg_jct_h") / pl.col("_jct0")).mean().alias("jct_vs_bace_pipe"),
-            (pl.col("total_cost") / pl.col("_cost0")).mean().alias("cost_vs_bace_pipe"))
-        means = means.join(ratios, on="scheduler", how="left")
-    else:
-        means = means.with_columns(pl.lit(None, dtype=pl.Float64).alias("jct_vs_bace_pipe"),
-                                   pl.lit(None, dtype=pl.Float64).alias("cost_vs_bace_pipe"))
-    return (order.join(means, on="scheduler", how="left").sort("_order")
-            .select("scheduler", "topologies", "avg_jct_h", "jct_vs_bace_pipe", "total_cost",
-                    "cost_vs_bace_pipe"))
+
+    def __init__(self, schedulers):
+        self.schedulers = tuple(schedulers)
+        self.base = self.schedulers.index(BASELINE) if BASELINE in self.schedulers else None
+        self.topologies = 0
+        # rows: avg JCT, total cost, JCT ratio, cost ratio; columns: schedulers
+        self.sums = np.zeros((4, len(self.schedulers)))
+
+    def add(self, runs) -> None:
+        """Add one chunk's rows (a mapping of columns)."""
+        width = len(self.schedulers)
+        jct = np.asarray(runs["avg_jct_h"], dtype=np.float64).reshape(-1, width)
+        cost = np.asarray(runs["total_cost"], dtype=np.float64).reshape(-1, width)
+        self.topologies += jct.shape[0]
+        self.sums[0] += jct.sum(axis=0)
+        self.sums[1] += cost.sum(axis=0)
+        if self.base is not None:
+            self.sums[2] += (jct / jct[:, [self.base]]).sum(axis=0)
+            self.sums[3] += (cost / cost[:, [self.base]]).sum(axis=0)
+
+    def frame(self) -> pl.DataFrame:
+        """Per scheduler: topologies, mean avg JCT (h) and total cost ($), and the mean of
+        per-topology ratios to ``bace_pipe`` (null when bace_pipe was not simulated)."""
+        means = self.sums / max(self.topologies, 1)
+        ratio = (lambda row: means[row]) if self.base is not None \
+            else (lambda row: [None] * len(self.schedulers))
+        return pl.DataFrame({
+            "scheduler": list(self.schedulers),
+            "topologies": [self.topologies] * len(self.schedulers),
+            "avg_jct_h": means[0], "jct_vs_bace_pipe": ratio(2),
+            "total_cost": means[1], "cost_vs_bace_pipe": ratio(3),
+        }, schema_overrides={"jct_vs_bace_pipe": pl.Float64, "cost_vs_bace_pipe": pl.Float64})
 
 
 def format_summary(summary: pl.DataFrame) -> str:
