@@ -46,7 +46,7 @@ print(json.dumps({
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--topologies", type=int, nargs="+", default=[1_000, 10_000, 100_000])
-    p.add_argument("--chunk-size", type=int, default=100)
+    p.add_argument("--chunk-size", type=int, default=500)
     args = p.parse_args()
     header("peak memory of a sweep point (fresh process per size)")
     rows = []

@@ -36,8 +36,9 @@ def main() -> None:
            + (", extensions on)" if args.extensions else ")"))
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
-        chunk = extra.pop("chunk_size", 100)
-        _run(10, chunk, f"{tmp}/warm", **extra)  # compile / load the kernel cache
+        chunk = extra.pop("chunk_size", validate({}).chunk_size)
+        # Load the kernel cache and start every worker (a chunk each), outside the timing.
+        _run(chunk * validate({}).workers, chunk, f"{tmp}/warm", **extra)
         for n in args.topologies:
             seconds = _run(n, chunk, f"{tmp}/t{n}", **extra)
             sims = n * len(bacepipe.SCHEDULERS)

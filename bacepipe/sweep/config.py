@@ -104,7 +104,7 @@ class SweepConfig:
     seed: int = 0
     schedulers: list[str] = field(default_factory=lambda: list(SCHEDULERS))
     workers: int | None = None
-    chunk_size: int = 100
+    chunk_size: int = 500
     backend: str = "loky"
     dask_address: str | None = None
     save_jobs: bool = False
