@@ -42,6 +42,8 @@ class ChunkSpec(NamedTuple):
     extensions : SPEC §12 switches that are set, as keyword arguments of ``generate_batch``.
     schedulers : scheduler names, in output order.
     save_jobs : also return the per-job columns.
+    record_unplaceable : a run with a job that can never be placed gets NaN (null on disk)
+        metrics instead of stopping the sweep.
     """
 
     scenario: str
@@ -56,6 +58,7 @@ class ChunkSpec(NamedTuple):
     extensions: dict
     schedulers: tuple[str, ...]
     save_jobs: bool
+    record_unplaceable: bool = False
 
 
 def make_batch(spec: ChunkSpec) -> ScenarioBatch:
@@ -143,7 +146,13 @@ def run_chunk(spec: ChunkSpec) -> dict:
     """
     batch = make_batch(spec)
     result = simulate_batch(batch, spec.schedulers)
-    check_status(batch, result, spec.start)
+    if spec.record_unplaceable:
+        failed = result.status != STATUS_OK
+        result.metrics[failed] = np.nan
+        for per_job in (result.start_s, result.end_s, result.cost):
+            per_job[failed] = np.nan
+    else:
+        check_status(batch, result, spec.start)
     return {
         "start": spec.start,
         "stop": spec.stop,

@@ -26,6 +26,7 @@ from bacepipe.model.tables import PRICE_PROFILES
 from bacepipe.policies import SCHEDULERS, check_schedulers
 
 BACKENDS = ("loky", "dask")
+UNPLACEABLE = ("error", "record")
 #: Repository root: ``conf/`` (the Hydra config) and ``sweeps/`` (presets) live there.
 REPO_ROOT = Path(__file__).resolve().parents[2]
 CONF_DIR = REPO_ROOT / "conf"
@@ -83,11 +84,15 @@ class SweepConfig:
     dask_address : scheduler address of an existing dask cluster (``tcp://host:port``);
         null with ``backend=dask`` starts a LocalCluster on 127.0.0.1 for the run.
     save_jobs : also write the per-job table (``jobs/``, SPEC §10).
+    unplaceable : what a run with a job that can never be placed (SPEC §10a; only the memory
+        model of SPEC §12 makes one) does: ``error`` stops the sweep naming topology, scheduler
+        and job; ``record`` writes that run's metrics as null and goes on.
     results_dir : root of the result datasets; keep it across runs so that re-runs resume.
     progress : progress bar over chunks; null = only when stderr is a terminal.
     hardware : SPEC §1 constants, applied to every topology.
     arrivals : SPEC §12 switch: ``batch``, ``poisson`` or ``trace``; null keeps the scenario's.
-    arrival_rate_per_h : Poisson arrival rate, jobs per hour (with ``arrivals=poisson``).
+    arrival_rate_per_h : Poisson arrival rate, jobs per hour (required with
+        ``arrivals=poisson``, ignored otherwise).
     trace : CSV of jobs (with ``arrivals=trace``; relative to the working directory).
     latency : ``none`` or ``geo`` (SPEC §12); null keeps the scenario's.
     memory_model : ``none`` or ``adam_mixed`` (SPEC §12); null keeps the scenario's.
@@ -108,6 +113,7 @@ class SweepConfig:
     backend: str = "loky"
     dask_address: str | None = None
     save_jobs: bool = False
+    unplaceable: str = "error"
     results_dir: str = "outputs/results"
     progress: bool | None = None
     hardware: HardwareConfig = field(default_factory=HardwareConfig)
@@ -148,6 +154,7 @@ class SweepSettings:
     backend: str
     dask_address: str | None
     save_jobs: bool
+    unplaceable: str
     results_dir: Path
     progress: bool | None
     hardware: Hardware
@@ -271,6 +278,7 @@ RULES = {
     "backend": _choice(BACKENDS),
     "dask_address": _optional(_text),
     "save_jobs": _flag,
+    "unplaceable": _choice(UNPLACEABLE),
     "results_dir": _text,
     "progress": _optional(_flag),
     "arrivals": _optional(_choice(ARRIVALS)),
@@ -319,6 +327,11 @@ def validate(cfg: DictConfig | Mapping) -> SweepSettings:
     if checked["dask_address"] is not None and checked["backend"] != "dask":
         raise InputError("dask_address", "is only used with backend=dask")
     extensions = {k: checked[k] for k in EXTENSIONS if checked[k] is not None}
+    if extensions.get("arrivals") != "poisson":
+        # A rate belongs to Poisson arrivals: a grid over arrivals=null,poisson keeps one rate.
+        extensions.pop("arrival_rate_per_h", None)
+    elif "arrival_rate_per_h" not in extensions:
+        raise InputError("arrival_rate_per_h", "is required with arrivals=poisson")
     if "trace" in extensions:
         extensions["trace"] = os.path.abspath(extensions["trace"])
     scenario = checked["scenario"]
@@ -335,6 +348,7 @@ def validate(cfg: DictConfig | Mapping) -> SweepSettings:
         workers=checked["workers"] or usable_cores(),
         chunk_size=checked["chunk_size"], backend=checked["backend"],
         dask_address=checked["dask_address"], save_jobs=checked["save_jobs"],
+        unplaceable=checked["unplaceable"],
         results_dir=Path(os.path.abspath(checked["results_dir"])),
         progress=checked["progress"], hardware=hardware, extensions=extensions,
     )

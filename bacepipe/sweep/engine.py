@@ -105,7 +105,7 @@ def prepare_point(settings: SweepSettings) -> Point:
         identity["trace_sha256"] = _file_sha256(Path(trace))
     pid = store.point_id(settings.seed, settings.num_regions, settings.topologies, identity)
     part = store.partition(settings.scenario_label, settings.bandwidth_scale,
-                           settings.gpu_scale, settings.num_jobs)
+                           settings.gpu_scale, settings.num_jobs, settings.extensions)
     return Point(settings, store.point_paths(settings.results_dir, part, pid),
                  store.chunk_ranges(settings.topologies, settings.chunk_size), identity)
 
@@ -123,7 +123,8 @@ def chunk_spec(point: Point, start: int, stop: int) -> ChunkSpec:
         scenario=s.scenario, seed=s.seed, start=start, stop=stop,
         bandwidth_scale=s.bandwidth_scale, gpu_scale=s.gpu_scale, num_jobs=s.num_jobs,
         num_regions=s.num_regions, hardware=s.hardware, extensions=dict(s.extensions),
-        schedulers=s.schedulers, save_jobs=s.save_jobs)
+        schedulers=s.schedulers, save_jobs=s.save_jobs,
+        record_unplaceable=s.unplaceable == "record")
 
 
 def _show_progress(settings: SweepSettings) -> bool:
@@ -225,8 +226,10 @@ class Summary:
         self.schedulers = tuple(schedulers)
         self.base = self.schedulers.index(BASELINE) if BASELINE in self.schedulers else None
         self.topologies = 0
-        # rows: avg JCT, total cost, JCT ratio, cost ratio; columns: schedulers
+        # rows: avg JCT, total cost, JCT ratio, cost ratio; columns: schedulers. Runs recorded
+        # as unplaceable (NaN) are left out of both the sums and the counts.
         self.sums = np.zeros((4, len(self.schedulers)))
+        self.counts = np.zeros((4, len(self.schedulers)), dtype=np.int64)
 
     def add(self, runs) -> None:
         """Add one chunk's rows (a mapping of columns)."""
@@ -234,21 +237,24 @@ class Summary:
         jct = np.asarray(runs["avg_jct_h"], dtype=np.float64).reshape(-1, width)
         cost = np.asarray(runs["total_cost"], dtype=np.float64).reshape(-1, width)
         self.topologies += jct.shape[0]
-        self.sums[0] += jct.sum(axis=0)
-        self.sums[1] += cost.sum(axis=0)
+        rows = [jct, cost]
         if self.base is not None:
-            self.sums[2] += (jct / jct[:, [self.base]]).sum(axis=0)
-            self.sums[3] += (cost / cost[:, [self.base]]).sum(axis=0)
+            rows += [jct / jct[:, [self.base]], cost / cost[:, [self.base]]]
+        for i, values in enumerate(rows):
+            finite = ~np.isnan(values)
+            self.sums[i] += np.where(finite, values, 0.0).sum(axis=0)
+            self.counts[i] += finite.sum(axis=0)
 
     def frame(self) -> pl.DataFrame:
         """Per scheduler: topologies, mean avg JCT (h) and total cost ($), and the mean of
         per-topology ratios to ``bace_pipe`` (null when bace_pipe was not simulated)."""
-        means = self.sums / max(self.topologies, 1)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            means = np.where(self.counts > 0, self.sums / self.counts, np.nan)
         ratio = (lambda row: means[row]) if self.base is not None \
             else (lambda row: [None] * len(self.schedulers))
         return pl.DataFrame({
             "scheduler": list(self.schedulers),
-            "topologies": [self.topologies] * len(self.schedulers),
+            "topologies": self.counts[0],
             "avg_jct_h": means[0], "jct_vs_bace_pipe": ratio(2),
             "total_cost": means[1], "cost_vs_bace_pipe": ratio(3),
         }, schema_overrides={"jct_vs_bace_pipe": pl.Float64, "cost_vs_bace_pipe": pl.Float64})

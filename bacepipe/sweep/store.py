@@ -65,10 +65,17 @@ def point_id(seed: int, num_regions: int, topologies: int, identity: dict) -> st
 
 
 def partition(scenario_label: str, bandwidth_scale: float, gpu_scale: float,
-              num_jobs: int) -> Path:
-    """The hive partition path of a point's axes (floats as Python writes them: ``1.0``)."""
-    return Path(f"scenario={scenario_label}", f"bandwidth_scale={float(bandwidth_scale)!r}",
-                f"gpu_scale={float(gpu_scale)!r}", f"num_jobs={int(num_jobs)}")
+              num_jobs: int, extensions: dict | None = None) -> Path:
+    """The hive partition path of a point's axes (floats as Python writes them: ``1.0``).
+
+    Each SPEC §12 switch that is set adds a level (``arrivals=poisson/…/latency=geo``; a trace
+    by its file stem), so the report groups by it; with none set the layout is the paper's.
+    """
+    levels = [f"scenario={scenario_label}", f"bandwidth_scale={float(bandwidth_scale)!r}",
+              f"gpu_scale={float(gpu_scale)!r}", f"num_jobs={int(num_jobs)}"]
+    for key, value in (extensions or {}).items():
+        levels.append(f"{key}={Path(value).stem if key == 'trace' else value}")
+    return Path(*levels)
 
 
 def point_paths(results_dir: Path, part: Path, pid: str) -> PointPaths:
@@ -121,7 +128,9 @@ def _atomic_write(path: Path, write) -> None:
 
 def write_table(path: Path, columns: dict, schema: pa.Schema) -> None:
     """Write columns (dict of arrays, in ``schema`` order) as one Parquet file, atomically."""
-    table = pa.table({name: pa.array(columns[name], type=schema.field(name).type)
+    # from_pandas: NaN becomes null, the mark of a run that could not finish (unplaceable=record)
+    table = pa.table({name: pa.array(columns[name], type=schema.field(name).type,
+                                     from_pandas=True)
                       for name in schema.names}, schema=schema)
     _atomic_write(path, lambda f: pq.write_table(table, f))
 
