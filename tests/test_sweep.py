@@ -139,7 +139,8 @@ def test_every_config_file_composes_and_validates(preset):
                                       "bace_pipe_no_pathfinder", "bace_pipe_no_costmin"]
     expected = {"fig4": {"scenario"}, "fig5": {"scenario", "bandwidth_scale"},
                 "fig6": {"scenario", "gpu_scale"}, "fig7": {"scenario", "num_jobs"},
-                "fig8": {"scenario"}, "all": set()}
+                "fig8": {"scenario"}, "all": set(),
+                "realistic": {"scenario", "arrivals", "latency", "memory_model", "price_profile"}}
     assert set(params) == expected[preset]
     raw = OmegaConf.to_container(cfg.hydra, resolve=False)  # the ${now:...} templates
     assert "%f" in raw["run"]["dir"] and "%f" in raw["sweep"]["dir"]

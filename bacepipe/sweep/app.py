@@ -2,7 +2,7 @@
 
 ``python -m bacepipe.sweep [key=value ...]`` runs one point; ``-m`` runs a multirun (one Hydra
 job per point, ``hydra/launcher=joblib`` runs them in parallel); ``-m +preset=fig5`` runs a
-figure's grid from ``sweeps/preset/``; ``-m +preset=all`` runs every preset in turn.
+figure's grid from ``sweeps/preset/``; ``-m +preset=all`` runs every figure preset in turn.
 
 Bad input is one line on stderr and exit status 2, before any work: sweep values given on the
 command line are checked before Hydra starts (so ``-m bandwidth_scale=1,-1`` fails before the
@@ -128,8 +128,8 @@ def _first_line(err: BaseException) -> str:
 
 
 def _run_all(argv: list[str]) -> int:
-    """``+preset=all``: one multirun per preset of sweeps/preset/, in name order."""
-    names = sorted(p.stem for p in PRESET_DIR.glob("*.yaml") if p.stem != "all")
+    """``+preset=all``: one multirun per figure preset (``fig*``) of sweeps/preset/, in order."""
+    names = sorted(p.stem for p in PRESET_DIR.glob("fig*.yaml"))
     if "-m" not in argv and "--multirun" not in argv:
         argv = ["-m", *argv]
     for name in names:
