@@ -405,14 +405,7 @@ def parse_scenario(data, *, bandwidth_scale: float = 1.0, gpu_scale: float = 1.0
 def read_trace(path: Path) -> list[dict]:
     """Jobs from a trace CSV: a header of SPEC §9 job fields, one row per job. Numbers are
     converted; validation happens in :func:`parse_scenario` like any job list."""
-    try:
-        text = path.read_bytes().decode("utf-8")
-    except FileNotFoundError:
-        raise InputError("trace", f"no such file: {str(path)!r}") from None
-    except UnicodeDecodeError:
-        raise InputError("trace", f"{str(path)!r} is not UTF-8 text") from None
-    except OSError as err:
-        raise InputError("trace", f"cannot read {str(path)!r}: {err.strerror}") from None
+    text = _read_text(path, "trace", "no such file")
     lines = [line for line in text.splitlines() if line.strip() and not line.startswith("#")]
     rows = []
     for i, row in enumerate(csv.DictReader(lines)):
@@ -420,6 +413,18 @@ def read_trace(path: Path) -> list[dict]:
             raise InputError(f"trace[{i}]", "row has a different number of fields than the header")
         rows.append({key.strip(): _csv_value(value) for key, value in row.items() if value != ""})
     return rows
+
+
+def _read_text(path: Path, field: str, missing: str) -> str:
+    """A UTF-8 text file, or an InputError for ``field`` that names the path."""
+    try:
+        return path.read_bytes().decode("utf-8")
+    except FileNotFoundError:
+        raise InputError(field, f"{missing}: {str(path)!r}") from None
+    except UnicodeDecodeError:
+        raise InputError(field, f"{str(path)!r} is not UTF-8 text") from None
+    except OSError as err:
+        raise InputError(field, f"cannot read {str(path)!r}: {err.strerror}") from None
 
 
 def _csv_value(text: str):
@@ -435,14 +440,7 @@ def _csv_value(text: str):
 def read_yaml(path: str | Path) -> dict:
     """Read a scenario YAML file; unreadable or malformed files are InputErrors naming the path."""
     path = Path(path)
-    try:
-        text = path.read_bytes().decode("utf-8")
-    except FileNotFoundError:
-        raise InputError("scenario", f"no such file or built-in scenario: {str(path)!r}") from None
-    except UnicodeDecodeError:
-        raise InputError("scenario", f"{str(path)!r} is not UTF-8 text") from None
-    except OSError as err:
-        raise InputError("scenario", f"cannot read {str(path)!r}: {err.strerror}") from None
+    text = _read_text(path, "scenario", "no such file or built-in scenario")
     try:
         data = yaml.safe_load(text)
     except yaml.YAMLError as err:
