@@ -6,13 +6,14 @@ One command writes ``<out>/reproduction.md`` and ``<out>/figures/``::
     python -m bacepipe.reproduce                              # only read existing results
 
 With ``--run`` every figure preset (``sweeps/preset/``) is run into ``--results`` through the
-sweep engine's own command line (``python -m bacepipe.sweep -m +preset=all``, which resumes
-complete chunks). Then, from whatever ``--results`` holds: the report (``report.md``, figures)
-for all points into ``<results>/report/`` and for each scenario into
-``<results>/report/<scenario>/``; the per-scenario figures are copied to ``<out>/figures/``; and
-``reproduction.md`` is written with the claims of SPEC §11
-(:mod:`bacepipe.analysis.claims`), the motivation scenario of SPEC §8 (simulated here, never
-tuned), and the figures. Bad input prints one line and exits 2.
+sweep engine's own command line (``python -m bacepipe.sweep -m +preset=all``, then
+``+preset=realistic`` for the SPEC §12 worlds; both resume complete chunks). Then, from whatever
+``--results`` holds: the report (``report.md``, figures) for all points into
+``<results>/report/`` and for each scenario into ``<results>/report/<scenario>/``; the
+per-scenario figures are copied to ``<out>/figures/``; and ``reproduction.md`` is written with
+the claims of SPEC §11 (:mod:`bacepipe.analysis.claims`, the paper's world only), the paper's
+conclusions in the SPEC §12 worlds (:mod:`bacepipe.analysis.worlds`), the motivation scenario of
+SPEC §8 (simulated here, never tuned), and the figures. Bad input prints one line and exits 2.
 """
 
 from __future__ import annotations
@@ -46,6 +47,7 @@ from bacepipe.analysis.claims import (
 )
 from bacepipe.analysis.schema import BASELINE, point_columns, scheduler_order
 from bacepipe.analysis.stats import points
+from bacepipe.analysis.worlds import evaluate_worlds, worlds_markdown
 from bacepipe.errors import InputError
 
 PROG = "reproduce"
@@ -102,19 +104,25 @@ def _parser() -> argparse.ArgumentParser:
 # --------------------------------------------------------------------------- steps
 
 
+#: The presets ``--run`` sweeps, in order: the paper's figures, then the SPEC §12 worlds.
+PRESETS = ("all", "realistic")
+
+
 def run_presets(results: Path, topologies: int) -> None:
-    """Every figure preset into ``results`` via ``python -m bacepipe.sweep -m +preset=all``.
+    """Every preset of :data:`PRESETS` into ``results`` via
+    ``python -m bacepipe.sweep -m +preset=<name>``.
 
     Hydra's own output directories go under ``results/`` too (the sweep runs there), so the
-    working directory stays clean. Raises InputError when the sweep fails.
+    working directory stays clean. Raises InputError when a sweep fails.
     """
     results.mkdir(parents=True, exist_ok=True)
-    cmd = [sys.executable, "-m", "bacepipe.sweep", "-m", "+preset=all",
-           f"topologies={topologies}", f"results_dir={results}"]
-    print(f"{PROG}: {shlex.join(cmd[1:])}  (in {results})", flush=True)
-    code = subprocess.call(cmd, cwd=results)
-    if code:
-        raise InputError("--run", f"the sweep exited with status {code}")
+    for preset in PRESETS:
+        cmd = [sys.executable, "-m", "bacepipe.sweep", "-m", f"+preset={preset}",
+               f"topologies={topologies}", f"results_dir={results}"]
+        print(f"{PROG}: {shlex.join(cmd[1:])}  (in {results})", flush=True)
+        code = subprocess.call(cmd, cwd=results)
+        if code:
+            raise InputError("--run", f"the sweep +preset={preset} exited with status {code}")
 
 
 def write_reports(results: Path) -> tuple[pl.LazyFrame, pl.DataFrame, dict[str, Path]]:
@@ -349,6 +357,7 @@ def build(results: Path, out: Path, command: str) -> Path:
     claims = evaluate_claims(lf, n_resamples=N_RESAMPLES, seed=BOOT_SEED)
     md = header_markdown(command, results, summary)
     md += claims_markdown(claims)
+    md += worlds_markdown(*evaluate_worlds(lf, n_resamples=N_RESAMPLES, seed=BOOT_SEED))
     md += motivation_markdown(motivation(), motivation_facts())
     md += figures_markdown(copied, out)
     md += points_markdown(summary)

@@ -21,6 +21,11 @@ When several result points share a claim's axes (e.g. the fig4 and fig8 presets 
 default point, under different point ids), each scheduler is taken from the point with the most
 paired topologies, then the most schedulers, then the first in sorted order; points are never
 pooled, so no topology counts twice.
+
+Claims are read from the paper's world only: rows with any SPEC §12 switch set (an extension hive
+level such as ``memory_model=adam_mixed``, written by the ``realistic`` preset into the same
+results directory) are dropped first (:func:`bacepipe.analysis.stats.world_filter`). Those worlds
+are :mod:`bacepipe.analysis.worlds`'s.
 """
 
 from __future__ import annotations
@@ -31,7 +36,7 @@ from dataclasses import dataclass, field
 import polars as pl
 
 from bacepipe.analysis.schema import BASELINE, BASELINES, point_columns
-from bacepipe.analysis.stats import summarize
+from bacepipe.analysis.stats import summarize, world_filter
 
 SCENARIOS = ("paper", "random")
 DEFAULT_AXES = {"bandwidth_scale": 1.0, "gpu_scale": 1.0, "num_jobs": 8}
@@ -284,8 +289,10 @@ def _at(frame: pl.DataFrame, scenario: str, axes: Mapping[str, object]) -> pl.Da
     return frame.filter(mask)
 
 
-def _estimate(here: pl.DataFrame, scheduler: str, q: str) -> Estimate | None:
-    """The scheduler's estimate from the best point of ``here`` (see the module docstring)."""
+def best_row(here: pl.DataFrame, scheduler: str, q: str) -> dict | None:
+    """The summary row of ``scheduler`` at the best point of ``here`` (see the module
+    docstring), or None without a paired ``q`` ratio. ``here`` needs a ``_k`` column (schedulers
+    at the row's point), as :func:`with_point_sizes` adds."""
     rows = here.filter((pl.col("scheduler") == scheduler) & (pl.col("n_pairs") > 0)
                        & pl.col(f"{q}_ratio_mean").is_not_null())
     if rows.is_empty():
@@ -293,9 +300,23 @@ def _estimate(here: pl.DataFrame, scheduler: str, q: str) -> Estimate | None:
     cols = point_columns(here.columns)
     rows = rows.sort([pl.col("n_pairs"), pl.col("_k"), *cols],
                      descending=[True, True, *([False] * len(cols))], nulls_last=True)
-    r = rows.row(0, named=True)
-    return Estimate(scheduler, r[f"{q}_ratio_mean"], r[f"{q}_ratio_ci_low"],
-                    r[f"{q}_ratio_ci_high"], int(r["n_pairs"]))
+    return rows.row(0, named=True)
+
+
+def estimate_of(row: dict, q: str) -> Estimate:
+    """The :class:`Estimate` of a summary row for ``q`` (``jct`` or ``cost``)."""
+    return Estimate(row["scheduler"], row[f"{q}_ratio_mean"], row[f"{q}_ratio_ci_low"],
+                    row[f"{q}_ratio_ci_high"], int(row["n_pairs"]))
+
+
+def with_point_sizes(summary: pl.DataFrame) -> pl.DataFrame:
+    """``summary`` with ``_k``: how many schedulers its row's point holds."""
+    return summary.with_columns(pl.len().over(point_columns(summary.columns)).alias("_k"))
+
+
+def _estimate(here: pl.DataFrame, scheduler: str, q: str) -> Estimate | None:
+    row = best_row(here, scheduler, q)
+    return None if row is None else estimate_of(row, q)
 
 
 def _claim_filter(claims: Iterable[Claim], scenarios: Iterable[str]) -> pl.Expr:
@@ -322,7 +343,8 @@ def evaluate_claims(
     Parameters
     ----------
     lf : polars.LazyFrame
-        Result rows as made by :func:`bacepipe.analysis.scan_runs`.
+        Result rows as made by :func:`bacepipe.analysis.scan_runs`; only the paper's world (no
+        SPEC §12 switch set) is read.
     claims, scenarios : the claims (default :data:`CLAIMS`) and scenarios to evaluate.
     n_resamples, seed : bootstrap settings, as :func:`bacepipe.analysis.summarize`.
 
@@ -336,12 +358,12 @@ def evaluate_claims(
     absent = [c for c in needed if c not in names]
     summaries: dict[str, pl.DataFrame] = {}
     if not absent:
+        lf = lf.filter(world_filter(names))  # the paper's world: no SPEC §12 switch set
         for base in dict.fromkeys(c.baseline for c in claims):
             mine = [c for c in claims if c.baseline == base]
             part = lf.filter(_claim_filter(mine, scenarios))
             summary = summarize(part, n_resamples=n_resamples, seed=seed, baseline=base)
-            cols = point_columns(summary.columns)
-            summaries[base] = summary.with_columns(pl.len().over(cols).alias("_k"))
+            summaries[base] = with_point_sizes(summary)
     out = []
     for claim in claims:
         for scenario in scenarios:

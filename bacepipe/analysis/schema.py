@@ -45,6 +45,11 @@ HIVE_SCHEMA: dict[str, pl.DataType] = {
 }
 #: Default value of each numeric sweep axis (SPEC §8): the slice figures prefer.
 AXIS_DEFAULTS: dict[str, object] = {"bandwidth_scale": 1.0, "gpu_scale": 1.0, "num_jobs": 8}
+#: SPEC §12 switches: a hive level only when set (``bacepipe.sweep.store.partition``), so a row
+#: whose extension keys are all null (or absent) is the paper's world (SPEC §1-11). Repeated from
+#: ``bacepipe.sweep.config.EXTENSIONS`` (a test keeps the two equal).
+EXTENSION_KEYS = ("arrivals", "arrival_rate_per_h", "trace", "latency", "memory_model",
+                  "price_profile")
 
 #: Value columns of :func:`bacepipe.analysis.summarize`, one row per point x scheduler.
 SUMMARY_VALUE_COLUMNS = (
