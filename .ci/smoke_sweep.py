@@ -1,9 +1,11 @@
 """CI smoke sweep: a small multirun through the command line, then its Parquet checked.
 
-Runs ``python -m bacepipe.sweep -m bandwidth_scale=0.5,1.0 topologies=50`` into a temporary
-results directory and checks with polars: 2 × 50 × 8 rows, the expected columns and types, no
-nulls, finite metrics, one row per (point, topology, scheduler). Exits 1 with one clear message
-on the first failure. Usage: ``python .ci/smoke_sweep.py`` (from the repository root).
+Runs ``python -m bacepipe.sweep -m bandwidth_scale=0.5,1.0 topologies=50 validate=true`` into a
+temporary results directory (every simulated schedule replayed against the invariants of SPEC §4;
+a violation fails the sweep with exit status 3) and checks with polars: 2 × 50 × 8 rows, the
+expected columns and types, no nulls, finite metrics, one row per (point, topology, scheduler).
+Exits 1 with one clear message on the first failure. Usage: ``python .ci/smoke_sweep.py`` (from
+the repository root).
 """
 
 from __future__ import annotations
@@ -37,7 +39,7 @@ def main() -> int:
         root = Path(tmp)
         cmd = [sys.executable, "-m", "bacepipe.sweep", "-m",
                f"bandwidth_scale={','.join(map(str, SCALES))}", f"topologies={TOPOLOGIES}",
-               "chunk_size=20", f"results_dir={root / 'results'}",
+               "chunk_size=20", "validate=true", f"results_dir={root / 'results'}",
                f"hydra.sweep.dir={root / 'multirun'}"]
         tic = time.perf_counter()
         proc = subprocess.run(cmd, capture_output=True, text=True, cwd=root)

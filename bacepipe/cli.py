@@ -9,6 +9,12 @@ from collections.abc import Callable
 from bacepipe.errors import InputError
 
 EXIT_BAD_INPUT = 2
+#: A simulated schedule broke a SPEC §4 invariant (``validate=true``): a bug, not bad input.
+EXIT_INVARIANT = 3
+#: Worker processes kept dying after the allowed retries.
+EXIT_WORKER_LOST = 4
+#: Stopped by Ctrl-C (SIGINT), as a shell reports it (128 + 2).
+EXIT_INTERRUPTED = 130
 
 
 class OneLineParser(argparse.ArgumentParser):
@@ -27,4 +33,4 @@ def run_cli(prog: str, body: Callable[[], int]) -> int:
         return EXIT_BAD_INPUT
     except KeyboardInterrupt:
         print(f"{prog}: interrupted", file=sys.stderr)
-        return 130
+        return EXIT_INTERRUPTED

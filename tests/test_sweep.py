@@ -33,7 +33,9 @@ METRICS = RUN_COLUMNS[3:]
 
 
 def settings(tmp_path, **overrides):
-    values = {"topologies": 12, "chunk_size": 5, "workers": 1, "results_dir": str(tmp_path)}
+    # validate: every schedule these tests simulate is replayed against SPEC §4 as well
+    values = {"topologies": 12, "chunk_size": 5, "workers": 1, "results_dir": str(tmp_path),
+              "validate": True}
     values.update(overrides)
     return validate(values)
 

@@ -21,8 +21,9 @@ KEYS = ["scenario", "bandwidth_scale", "gpu_scale", "num_jobs", "topology", "sch
 
 
 def settings(root, **overrides):
+    # validate: every schedule these tests simulate is replayed against SPEC §4 as well
     values = {"topologies": 30, "chunk_size": 7, "workers": 1, "results_dir": str(root),
-              "progress": False}
+              "progress": False, "validate": True}
     values.update(overrides)
     return validate(values)
 

@@ -44,7 +44,7 @@ def check_schedulers(names, field: str = "scheduler") -> tuple[str, ...]:
     if not names:
         raise InputError(field, "no scheduler given")
     for name in names:
-        if name not in SCHEDULER_PARTS:
+        if not isinstance(name, str) or name not in SCHEDULER_PARTS:
             raise InputError(field, f"unknown scheduler {name!r} (known: {', '.join(SCHEDULERS)})")
     return names
 

@@ -189,15 +189,24 @@ def price_at(region: Region, t_s: float) -> float:
 
 
 def price_integral(region: Region, start_s: float, end_s: float) -> float:
-    """∫ P_r(t) dt over [start, end] in ($/kWh)·h, piecewise over the region's local clock hours."""
+    """∫ P_r(t) dt over [start, end] in ($/kWh)·h, piecewise over the region's local clock hours.
+
+    From a local midnight on, whole days are added at once (a day costs price · Σ profile), so a
+    job of years takes as few steps as a job of days.
+    """
+    profile = region.price_profile or (1.0,) * 24
     t = start_s / 3600 + region.utc_offset_h  # local time, hours
     stop = end_s / 3600 + region.utc_offset_h
     total = 0.0
     while t < stop:
         hour = math.floor(t)
+        if t == hour and hour % 24 == 0 and stop - t >= 24:
+            days = math.floor((stop - t) / 24)
+            total += region.price * sum(profile) * days
+            t += 24 * days
+            continue
         step_end = min(hour + 1, stop)
-        multiplier = 1.0 if region.price_profile is None else region.price_profile[hour % 24]
-        total += region.price * multiplier * (step_end - t)
+        total += region.price * profile[hour % 24] * (step_end - t)
         t = step_end
     return total
 

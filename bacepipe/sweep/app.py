@@ -7,7 +7,12 @@ figure's grid from ``sweeps/preset/``; ``-m +preset=all`` runs every figure pres
 Bad input is one line on stderr and exit status 2, before any work: sweep values given on the
 command line are checked before Hydra starts (so ``-m bandwidth_scale=1,-1`` fails before the
 first point), the composed config is checked again in each job, and Hydra's own composition
-errors are caught and shortened to one line.
+errors are caught and shortened to one line. A results directory that cannot be written is bad
+input too (exit 2, naming the path). Other stops, each one line on stderr (docs/reliability.md):
+
+- 3: ``validate=true`` found a schedule that breaks SPEC §4 (topology, scheduler, job named);
+- 4: worker processes kept dying on the same chunks after the retries;
+- 130: Ctrl-C; the chunks written are complete, and the same command resumes.
 """
 
 from __future__ import annotations
@@ -23,8 +28,8 @@ from hydra.errors import HydraException
 from omegaconf import DictConfig, OmegaConf
 from omegaconf.errors import OmegaConfBaseException
 
-from bacepipe.cli import EXIT_BAD_INPUT
-from bacepipe.errors import InputError
+from bacepipe.cli import EXIT_BAD_INPUT, EXIT_INTERRUPTED, EXIT_INVARIANT, EXIT_WORKER_LOST
+from bacepipe.errors import InputError, InvariantViolation, WorkerLost
 from bacepipe.sweep.config import CONF_DIR, RULES, SWEEPS_DIR, check_value, register_configs
 from bacepipe.sweep.config import validate as validate_config
 
@@ -61,6 +66,16 @@ def task(cfg: DictConfig) -> None:
         # SystemExit, not an exception: Hydra would print a second line for a failed job.
         print(f"{PROG}: {err}", file=sys.stderr, flush=True)
         raise SystemExit(EXIT_BAD_INPUT) from None
+    except InvariantViolation as err:
+        print(f"{PROG}: {err}", file=sys.stderr, flush=True)
+        raise SystemExit(EXIT_INVARIANT) from None
+    except WorkerLost as err:
+        print(f"{PROG}: {err}", file=sys.stderr, flush=True)
+        raise SystemExit(EXIT_WORKER_LOST) from None
+    except KeyboardInterrupt as err:
+        print(f"{PROG}: interrupted{f': {err}' if str(err) else ''}", file=sys.stderr,
+              flush=True)
+        raise SystemExit(EXIT_INTERRUPTED) from None
     s = settings
     print(f"point {report.paths.point_id}: scenario={s.scenario_label} "
           f"bandwidth_scale={s.bandwidth_scale:g} gpu_scale={s.gpu_scale:g} "
@@ -102,9 +117,12 @@ def precheck(argv: list[str]) -> None:
     for text in _overrides(argv):
         try:
             override = parser.parse_override(text)
-        except HydraException:
-            continue  # Hydra reports its own syntax errors
+        except HydraException as err:
+            key = text.split("=", 1)[0].lstrip("+~")
+            raise InputError(key, f"cannot parse {text!r}: {_first_line(err)}") from None
         key = override.key_or_group
+        if not key:
+            raise InputError(text, "no key before '='")
         if key.startswith("hydra") or "/" in key or key == "preset" or override.package:
             continue
         if override.is_sweep_override():
@@ -123,8 +141,10 @@ def precheck(argv: list[str]) -> None:
 
 
 def _first_line(err: BaseException) -> str:
+    """The first line of an error's text, control characters escaped (``\\x00``)."""
     text = str(err).strip()
-    return text.splitlines()[0].strip() if text else type(err).__name__
+    line = text.splitlines()[0].strip() if text else type(err).__name__
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in line)
 
 
 def _run_all(argv: list[str]) -> int:
@@ -159,6 +179,9 @@ def main(argv: list[str] | None = None) -> int:
     sys.argv = [sys.argv[0], *argv]
     try:
         task()
+    except KeyboardInterrupt:  # before or between the points of a multirun
+        print(f"{PROG}: interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
     except BrokenPipeError:
         # stdout went to a closed pipe (`| head`): not an error of the sweep; silence the
         # interpreter's own failing flush at exit.
@@ -171,4 +194,17 @@ def main(argv: list[str] | None = None) -> int:
         detail = f" ({_first_line(cause)})" if cause is not None else ""
         print(f"{PROG}: {_first_line(err)}{detail}", file=sys.stderr)
         return EXIT_BAD_INPUT
+    except OSError as err:
+        # Hydra's own output folder (hydra.run.dir, hydra.sweep.dir; outputs/ by default):
+        # the sweep's results_dir errors are InputErrors already.
+        if not own_errors:
+            raise
+        where = f"{err.filename!r}: " if err.filename else ""
+        print(f"{PROG}: cannot write Hydra's output folder {where}{err.strerror or err} "
+              "(set hydra.run.dir / hydra.sweep.dir, or run from a writable folder)",
+              file=sys.stderr)
+        return EXIT_BAD_INPUT
+    finally:
+        if own_errors:  # leave the environment as found (main may be called again in-process)
+            os.environ.pop("HYDRA_FULL_ERROR", None)
     return 0

@@ -19,6 +19,7 @@ from bacepipe.model.generate import generate_batch
 from bacepipe.model.hardware import Hardware
 from bacepipe.model.tables import DATASETS
 from bacepipe.sim.run import raise_for_status
+from bacepipe.sweep.verify import check_chunk
 
 #: Columns of the runs table, in order: identity, then SPEC §10 metrics (all float64).
 RUN_COLUMNS = ("seed", "topology", "scheduler", *METRICS)
@@ -44,6 +45,7 @@ class ChunkSpec(NamedTuple):
     save_jobs : also return the per-job columns.
     record_unplaceable : a run with a job that can never be placed gets NaN (null on disk)
         metrics instead of stopping the sweep.
+    validate : replay every finished schedule against SPEC §4 (:mod:`bacepipe.sweep.verify`).
     """
 
     scenario: str
@@ -59,6 +61,7 @@ class ChunkSpec(NamedTuple):
     schedulers: tuple[str, ...]
     save_jobs: bool
     record_unplaceable: bool = False
+    validate: bool = False
 
 
 def make_batch(spec: ChunkSpec) -> ScenarioBatch:
@@ -143,6 +146,8 @@ def run_chunk(spec: ChunkSpec) -> dict:
     ------
     InputError
         A job of some topology can never be placed (SPEC §5), naming topology and scheduler.
+    InvariantViolation
+        With ``spec.validate``: a schedule breaks SPEC §4 (:mod:`bacepipe.sweep.verify`).
     """
     batch = make_batch(spec)
     result = simulate_batch(batch, spec.schedulers)
@@ -153,6 +158,8 @@ def run_chunk(spec: ChunkSpec) -> dict:
             per_job[failed] = np.nan
     else:
         check_status(batch, result, spec.start)
+    if spec.validate:
+        check_chunk(batch, result, spec.start)
     return {
         "start": spec.start,
         "stop": spec.stop,

@@ -17,6 +17,7 @@ from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 
 from omegaconf import DictConfig, OmegaConf
+from omegaconf.errors import OmegaConfBaseException
 
 from bacepipe.errors import InputError
 from bacepipe.model.generate import BUILTIN_SCENARIOS
@@ -84,6 +85,9 @@ class SweepConfig:
     dask_address : scheduler address of an existing dask cluster (``tcp://host:port``);
         null with ``backend=dask`` starts a LocalCluster on 127.0.0.1 for the run.
     save_jobs : also write the per-job table (``jobs/``, SPEC §10).
+    validate : replay every simulated schedule against the invariants of SPEC §4
+        (:func:`bacepipe.sim.invariants.check_schedule`, in the workers); a violation stops the
+        run naming topology, scheduler and job (exit status 3). Slower; see docs/performance.md.
     unplaceable : what a run with a job that can never be placed (SPEC §10a; only the memory
         model of SPEC §12 makes one) does: ``error`` stops the sweep naming topology, scheduler
         and job; ``record`` writes that run's metrics as null and goes on.
@@ -113,6 +117,7 @@ class SweepConfig:
     backend: str = "loky"
     dask_address: str | None = None
     save_jobs: bool = False
+    validate: bool = False
     unplaceable: str = "error"
     results_dir: str = "outputs/results"
     progress: bool | None = None
@@ -159,6 +164,7 @@ class SweepSettings:
     progress: bool | None
     hardware: Hardware
     extensions: dict = field(default_factory=dict)
+    validate: bool = False
 
     @property
     def is_file(self) -> bool:
@@ -219,6 +225,11 @@ def _positive(v, name: str) -> float:
     return _number(v, name, low=0.0, strict=True)
 
 
+def _scale(high: float):
+    """A factor in (0, high]: past ``high`` the scaled values overflow or mean nothing."""
+    return lambda v, name: _number(v, name, low=0.0, strict=True, high=high)
+
+
 def _text(v, name: str) -> str:
     if not isinstance(v, str) or not v.strip():
         raise InputError(name, f"must be a non-empty string, got {v!r}")
@@ -266,28 +277,74 @@ def _schedulers(v, name: str) -> tuple[str, ...]:
 #: Rule per scalar field: (value, field name) -> checked value, or an InputError.
 RULES = {
     "scenario": _scenario,
-    "bandwidth_scale": _positive,
-    "gpu_scale": _positive,
-    "num_jobs": _integer(1, 1_000_000),
-    "num_regions": _integer(1, 100_000),
-    "topologies": _integer(1, 10**10),
+    # Upper bounds keep a typo (topologies=10**12, num_regions=10**6) from being attempted;
+    # MAX_CHUNK_BYTES and MAX_CHUNKS below bound their products.
+    "bandwidth_scale": _scale(1e6),
+    "gpu_scale": _scale(1e3),
+    "num_jobs": _integer(1, 100_000),
+    "num_regions": _integer(1, 1_000),
+    "topologies": _integer(1, 10**8),
     "seed": _integer(0, 2**63 - 1),
     "schedulers": _schedulers,
-    "workers": _optional(_integer(1, 100_000)),
+    "workers": _optional(_integer(1, 1_024)),
     "chunk_size": _integer(1, 10**8),
     "backend": _choice(BACKENDS),
     "dask_address": _optional(_text),
     "save_jobs": _flag,
+    "validate": _flag,
     "unplaceable": _choice(UNPLACEABLE),
     "results_dir": _text,
     "progress": _optional(_flag),
     "arrivals": _optional(_choice(ARRIVALS)),
-    "arrival_rate_per_h": _optional(_positive),
+    "arrival_rate_per_h": _optional(lambda v, name: _number(v, name, low=1e-3, high=1e6)),
     "trace": _optional(_text),
     "latency": _optional(_choice(LATENCY_MODES)),
     "memory_model": _optional(_choice(MEMORY_MODELS)),
     "price_profile": _optional(_choice(tuple(PRICE_PROFILES))),
 }
+
+
+#: Memory one chunk may need (its batch and result arrays), bytes; see :func:`_check_size`.
+MAX_CHUNK_BYTES = 4 * 2**30
+#: Chunks (= Parquet files) one point may have.
+MAX_CHUNKS = 1_000_000
+#: Regions of the built-in scenarios other than ``random``, for the size estimate.
+_FIXED_REGIONS = 10
+
+
+def chunk_bytes(topologies: int, schedulers: int, jobs: int, regions: int,
+                save_jobs: bool) -> int:
+    """Rough memory of one chunk, bytes: the result's ``alloc`` and ``path`` arrays
+    (int64[T, S, J, R] each), the links and latency matrices (float64[T, R, R]) and, with
+    ``save_jobs``, ~200 bytes per job row."""
+    per_topology = 16 * schedulers * jobs * regions + 16 * regions * regions
+    if save_jobs:
+        per_topology += 200 * schedulers * jobs
+    return topologies * per_topology
+
+
+def _check_size(checked: dict) -> None:
+    """Bounds on products of fields that are each within bounds: too many chunk files, or a
+    chunk too large for memory. (A scenario file's own size is not known here.)"""
+    topologies, chunk = checked["topologies"], checked["chunk_size"]
+    chunks = -(-topologies // chunk)
+    if chunks > MAX_CHUNKS:
+        raise InputError("chunk_size", f"{topologies} topologies in chunks of {chunk} make "
+                         f"{chunks} files (at most {MAX_CHUNKS:,}); raise chunk_size")
+    if checked["scenario"] not in BUILTIN_SCENARIOS:
+        return
+    regions = checked["num_regions"] if checked["scenario"] == "random" else _FIXED_REGIONS
+    size = chunk_bytes(min(chunk, topologies), len(checked["schedulers"]), checked["num_jobs"],
+                       regions, checked["save_jobs"])
+    if size > MAX_CHUNK_BYTES:
+        one = chunk_bytes(1, len(checked["schedulers"]), checked["num_jobs"], regions,
+                          checked["save_jobs"])
+        field_, fix = (("chunk_size", "lower chunk_size") if one <= MAX_CHUNK_BYTES
+                       else ("num_jobs", "lower num_jobs or num_regions"))
+        raise InputError(field_, f"a chunk of {min(chunk, topologies)} topologies × "
+                         f"{checked['num_jobs']} jobs × {regions} regions needs about "
+                         f"{size / 2**30:.1f} GiB of memory (at most "
+                         f"{MAX_CHUNK_BYTES / 2**30:g} GiB); {fix}")
 
 
 def check_value(key: str, value) -> None:
@@ -311,11 +368,15 @@ def validate(cfg: DictConfig | Mapping) -> SweepSettings:
     cfg : a config composed from :class:`SweepConfig` (Hydra's) or a plain mapping with its
         keys; missing keys take the schema's defaults, unknown keys are an error.
     """
-    if isinstance(cfg, DictConfig):
-        raw = OmegaConf.to_container(cfg, resolve=True)
-    else:
-        raw = {k: OmegaConf.to_container(v, resolve=True) if OmegaConf.is_config(v) else v
-               for k, v in cfg.items()}
+    try:
+        if isinstance(cfg, DictConfig):
+            raw = OmegaConf.to_container(cfg, resolve=True)
+        else:
+            raw = {k: OmegaConf.to_container(v, resolve=True) if OmegaConf.is_config(v) else v
+                   for k, v in cfg.items()}
+    except OmegaConfBaseException as err:  # an interpolation that does not resolve: ${oops}
+        text = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
+        raise InputError(str(getattr(err, "full_key", None) or "config"), text) from None
     known = {f.name for f in fields(SweepConfig)}
     for key in raw:
         if key not in known:
@@ -323,6 +384,7 @@ def validate(cfg: DictConfig | Mapping) -> SweepSettings:
     defaults = asdict(SweepConfig())
     values = {k: raw.get(k, defaults[k]) for k in known}
     checked = {k: rule(values[k], k) for k, rule in RULES.items()}
+    _check_size(checked)
     hardware = parse_hardware(values["hardware"])
     if checked["dask_address"] is not None and checked["backend"] != "dask":
         raise InputError("dask_address", "is only used with backend=dask")
@@ -348,7 +410,7 @@ def validate(cfg: DictConfig | Mapping) -> SweepSettings:
         workers=checked["workers"] or usable_cores(),
         chunk_size=checked["chunk_size"], backend=checked["backend"],
         dask_address=checked["dask_address"], save_jobs=checked["save_jobs"],
-        unplaceable=checked["unplaceable"],
+        unplaceable=checked["unplaceable"], validate=checked["validate"],
         results_dir=Path(os.path.abspath(checked["results_dir"])),
         progress=checked["progress"], hardware=hardware, extensions=extensions,
     )

@@ -24,7 +24,7 @@ import numpy as np
 import polars as pl
 
 import bacepipe
-from bacepipe.errors import InputError
+from bacepipe.errors import InputError, Interrupted
 from bacepipe.model.scenario import parse_hardware, read_yaml
 from bacepipe.sweep import store
 from bacepipe.sweep.backends import iter_results
@@ -124,7 +124,7 @@ def chunk_spec(point: Point, start: int, stop: int) -> ChunkSpec:
         bandwidth_scale=s.bandwidth_scale, gpu_scale=s.gpu_scale, num_jobs=s.num_jobs,
         num_regions=s.num_regions, hardware=s.hardware, extensions=dict(s.extensions),
         schedulers=s.schedulers, save_jobs=s.save_jobs,
-        record_unplaceable=s.unplaceable == "record")
+        record_unplaceable=s.unplaceable == "record", validate=s.validate)
 
 
 def _show_progress(settings: SweepSettings) -> bool:
@@ -144,13 +144,47 @@ def run_point(settings: SweepSettings, extra_manifest: dict | None = None) -> Po
     InputError
         Bad input found before any work (scenario file, hardware, a results directory cut with
         another chunk_size, a job that can never be placed in topology 0), or a job of a later
-        topology that can never be placed.
-    """
-    from tqdm import tqdm
+        topology that can never be placed; a results directory that cannot be written
+        (``results_dir: cannot write <path>: <reason>``, found before any work, or when a
+        write fails: no temporary is left behind).
+    InvariantViolation
+        ``validate=true`` and a schedule breaks SPEC §4 (names topology, scheduler and job).
+    WorkerLost
+        Worker processes kept dying after the retries of :mod:`bacepipe.sweep.backends`.
+    Interrupted
+        Ctrl-C (a KeyboardInterrupt): says how many chunks are complete on disk; running the
+        same point again resumes from them.
 
+    Two runs of the same point take turns (:func:`bacepipe.sweep.store.point_lock`).
+    """
     tic = time.perf_counter()
     point = prepare_point(settings)
-    paths = point.paths
+    try:
+        with store.point_lock(point.paths, on_wait=_say_waiting):
+            return _run_locked(point, tic, extra_manifest)
+    except KeyboardInterrupt:
+        raise Interrupted(_interrupted(point)) from None
+
+
+def _say_waiting(lock: Path) -> None:
+    print(f"bacepipe.sweep: another run is writing this point (it holds {lock}); waiting for it",
+          file=sys.stderr, flush=True)
+
+
+def _interrupted(point: Point) -> str:
+    try:
+        on_disk = str(len(store.complete_chunks(point.paths.runs, point.ranges)))
+    except (InputError, OSError):
+        on_disk = "?"
+    return (f"{on_disk}/{len(point.ranges)} chunks of point {point.paths.point_id} are complete "
+            "on disk; run the same command again to resume")
+
+
+def _run_locked(point: Point, tic: float, extra_manifest: dict | None) -> PointReport:
+    """The body of :func:`run_point`, holding the point's lock."""
+    from tqdm import tqdm
+
+    settings, paths = point.settings, point.paths
     store.remove_stale_temporaries(paths)
     done = store.complete_chunks(paths.runs, point.ranges)
     if settings.save_jobs:

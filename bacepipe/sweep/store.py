@@ -13,15 +13,19 @@ settings never share a directory. A chunk file holds topologies ``a .. b-1`` (ze
 A file appears under its final name only by ``os.replace`` of a fully written and fsynced
 temporary (``.<name>.<pid>.tmp`` in the same directory), so a ``*.parquet`` file that exists is
 complete, whatever moment a run was killed at. Manifests live outside ``runs/`` because polars
-refuses a bare directory scan that meets a non-Parquet file.
+refuses a bare directory scan that meets a non-Parquet file. A run holds the point's lock
+(``manifests/<same partitions>/.point=<id>.lock``, :func:`point_lock`) while it writes, so two
+runs of one point take turns instead of interleaving.
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
 import re
+from collections.abc import Iterator
 from pathlib import Path
 from typing import NamedTuple
 
@@ -30,6 +34,11 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from bacepipe.errors import InputError
+
+try:
+    import fcntl
+except ImportError:  # Windows: no lock (two runs of one point must not overlap there)
+    fcntl = None
 from bacepipe.sweep.chunks import JOB_COLUMNS, RUN_COLUMNS
 
 #: Bumped when a change of the row format or of the simulation makes old results stale.
@@ -110,18 +119,32 @@ def _fsync_dir(directory: Path) -> None:
         os.close(fd)
 
 
+def _unwritable(path: Path, err: OSError) -> InputError:
+    """The one-line error of a results directory that cannot take a file (EACCES, EROFS,
+    ENOSPC, a file where a directory should be)."""
+    where = err.filename if isinstance(err.filename, str) else str(path)
+    return InputError("results_dir", f"cannot write {where!r}: {err.strerror or err}")
+
+
 def _atomic_write(path: Path, write) -> None:
-    """``write(file)`` to a temporary in ``path``'s directory, fsync, then rename over ``path``."""
-    path.parent.mkdir(parents=True, exist_ok=True)
+    """``write(file)`` to a temporary in ``path``'s directory, fsync, then rename over ``path``.
+
+    Whatever stops it (an OSError, Ctrl-C), the temporary is removed; an OSError becomes an
+    InputError naming the path.
+    """
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     try:
+        path.parent.mkdir(parents=True, exist_ok=True)
         with open(tmp, "wb") as f:
             write(f)
             f.flush()
             os.fsync(f.fileno())
         os.replace(tmp, path)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
+    except BaseException as err:
+        with contextlib.suppress(OSError):
+            tmp.unlink(missing_ok=True)
+        if isinstance(err, OSError):
+            raise _unwritable(path, err) from None
         raise
     _fsync_dir(path.parent)
 
@@ -145,18 +168,64 @@ def write_json(path: Path, data: dict) -> None:
 
 
 def remove_stale_temporaries(paths: PointPaths) -> int:
-    """Delete ``*.tmp`` left by a killed run in this point's directories; return how many.
+    """Delete the ``*.tmp`` a killed run left for this point; return how many.
 
-    A second run writing the same point at the same time is not supported (it would lose its
-    temporaries here); different points never share a directory.
+    Call it holding :func:`point_lock`: no other run is writing this point then. The manifests
+    folder is shared by the points of a partition, so only this point's manifest temporaries
+    are touched there.
     """
     count = 0
-    for directory in (paths.runs, paths.jobs, paths.manifest.parent):
+    for directory, pattern in ((paths.runs, "*.tmp"), (paths.jobs, "*.tmp"),
+                               (paths.manifest.parent, f".{paths.manifest.name}.*.tmp")):
         if directory.is_dir():
-            for tmp in directory.glob("*.tmp"):
+            for tmp in directory.glob(pattern):
                 tmp.unlink(missing_ok=True)
                 count += 1
     return count
+
+
+def lock_path(paths: PointPaths) -> Path:
+    """``manifests/<partition>/.point=<id>.lock`` (beside the manifest, out of ``runs/``)."""
+    return paths.manifest.with_name(f".{paths.manifest.stem}.lock")
+
+
+@contextlib.contextmanager
+def point_lock(paths: PointPaths, on_wait=None) -> Iterator[Path]:
+    """Hold the point's lock (``fcntl.flock`` on :func:`lock_path`) for the ``with`` block.
+
+    Two runs of the same point (the same command twice, or a multirun listing a point twice)
+    then take turns: the second waits, finds the chunks written and only rewrites the manifest.
+    The OS releases the lock when its process dies, so a killed run leaves no stale lock; the
+    empty lock file stays (deleting it would let a third run lock another file).
+    Creating it is also the first write of a run: an unwritable results directory is reported
+    here, before any work.
+
+    Parameters
+    ----------
+    on_wait : called with the lock's path when another run holds it, before waiting.
+
+    Raises
+    ------
+    InputError
+        The lock file cannot be created (``results_dir: cannot write ...``).
+    """
+    lock = lock_path(paths)
+    try:
+        lock.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(lock, os.O_RDWR | os.O_CREAT, 0o644)
+    except OSError as err:
+        raise _unwritable(lock, err) from None
+    try:
+        if fcntl is not None:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                if on_wait is not None:
+                    on_wait(lock)
+                fcntl.flock(fd, fcntl.LOCK_EX)
+        yield lock
+    finally:
+        os.close(fd)  # releases the lock
 
 
 def complete_chunks(directory: Path, ranges: list[tuple[int, int]]) -> set[tuple[int, int]]:
