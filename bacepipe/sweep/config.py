@@ -13,8 +13,9 @@ from __future__ import annotations
 import math
 import os
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import asdict, dataclass, field, fields, make_dataclass
 from pathlib import Path
+from typing import get_type_hints
 
 from omegaconf import DictConfig, OmegaConf
 from omegaconf.errors import OmegaConfBaseException
@@ -34,33 +35,13 @@ CONF_DIR = REPO_ROOT / "conf"
 SWEEPS_DIR = REPO_ROOT / "sweeps"
 
 
-@dataclass
-class HardwareConfig:
-    """Hardware constants of SPEC §1 (defaults: NVIDIA A6000, bf16); mirrors
-    :class:`bacepipe.model.hardware.Hardware` field for field.
-
-    Attributes
-    ----------
-    seq_len : tokens per sample.
-    micro_batch_size : samples per micro-batch.
-    bytes_per_element : bytes of one activation element (2 for bf16).
-    gpu_tflops : peak dense TFLOP/s of one GPU.
-    mfu : model FLOPs utilisation, in (0, 1].
-    stage_overhead_ms : fixed per-stage, per-micro-batch overhead, ms.
-    intra_region_gbps : bandwidth of a hop inside one region, Gbit/s.
-    gpu_power_kw : power of one busy GPU, kW (Eq. 4).
-    gpu_mem_gb : memory of one GPU, GB (only read by ``memory_model: adam_mixed``, SPEC §12).
-    """
-
-    seq_len: int = 2048
-    micro_batch_size: int = 1
-    bytes_per_element: float = 2.0
-    gpu_tflops: float = 154.8
-    mfu: float = 0.4
-    stage_overhead_ms: float = 2.0
-    intra_region_gbps: float = 100.0
-    gpu_power_kw: float = 0.3
-    gpu_mem_gb: float = 48.0
+#: Hardware constants of SPEC §1 as a Hydra structured config: made from
+#: :class:`bacepipe.model.hardware.Hardware` field by field (its docstring says what each is), so
+#: the two never drift apart. Not frozen, unlike Hardware, so that overrides can set values.
+HardwareConfig = make_dataclass(
+    "HardwareConfig",
+    [(f.name, get_type_hints(Hardware)[f.name], field(default=f.default))
+     for f in fields(Hardware)])
 
 
 @dataclass
