@@ -29,7 +29,8 @@ def main() -> None:
                    help="switch on latency (geo), GPU memory, time-of-use prices and arrivals")
     args = p.parse_args()
     extra = dict(latency="geo", memory_model="adam_mixed", price_profile="business",
-                 arrivals="poisson", arrival_rate_per_h=0.5) if args.extensions else {}
+                 arrivals="poisson", arrival_rate_per_h=0.5,
+                 unplaceable="record") if args.extensions else {}
     if args.chunk_size:
         extra["chunk_size"] = args.chunk_size
     header("end-to-end sweep throughput (random, 6 regions, 8 jobs, 8 schedulers"
