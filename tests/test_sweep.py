@@ -342,3 +342,14 @@ def test_preset_all_runs_every_figure_preset(monkeypatch):
     assert app.main(["+preset=all", "topologies=5"]) == 0
     assert calls == [["-m", f"+preset={name}", "topologies=5"]
                      for name in ("fig4", "fig5", "fig6", "fig7", "fig8")]
+
+
+@pytest.mark.parametrize("overrides, jobs", [
+    ({"scenario": "motivation"}, 2),
+    ({"arrivals": "trace", "trace": str(REPO / "bacepipe" / "data" / "example_trace.csv")}, 12),
+    ({"scenario": "paper", "num_jobs": 5}, 5),
+])
+def test_num_jobs_axis_counts_the_jobs_simulated(tmp_path, overrides, jobs):
+    report = run_point(settings(tmp_path, topologies=2, **{"num_jobs": 8, **overrides}))
+    assert report.settings.num_jobs == jobs
+    assert f"num_jobs={jobs}" in report.paths.runs.parts

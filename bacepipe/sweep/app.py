@@ -76,7 +76,7 @@ def task(cfg: DictConfig) -> None:
         print(f"{PROG}: interrupted{f': {err}' if str(err) else ''}", file=sys.stderr,
               flush=True)
         raise SystemExit(EXIT_INTERRUPTED) from None
-    s = settings
+    s = report.settings
     print(f"point {report.paths.point_id}: scenario={s.scenario_label} "
           f"bandwidth_scale={s.bandwidth_scale:g} gpu_scale={s.gpu_scale:g} "
           f"num_jobs={s.num_jobs} · {s.topologies} topologies × {len(s.schedulers)} schedulers "

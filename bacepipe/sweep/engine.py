@@ -10,6 +10,7 @@ the parent's compile run.
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as _dt
 import hashlib
 import json
@@ -28,7 +29,7 @@ from bacepipe.errors import InputError, Interrupted
 from bacepipe.model.scenario import parse_hardware, read_yaml
 from bacepipe.sweep import store
 from bacepipe.sweep.backends import iter_results
-from bacepipe.sweep.chunks import ChunkSpec, run_chunk
+from bacepipe.sweep.chunks import ChunkSpec, make_batch, run_chunk
 from bacepipe.sweep.config import SweepSettings
 
 #: The scheduler every normalized column of the summary is relative to.
@@ -47,12 +48,14 @@ class Point(NamedTuple):
 class PointReport(NamedTuple):
     """What :func:`run_point` did.
 
+    settings : the settings as run (``num_jobs``: the jobs each topology really has).
     runs : polars.LazyFrame over the point's runs rows (all chunks, resumed ones included).
     summary : per-scheduler means and ratios to bace_pipe (:class:`Summary`).
     chunks_total, chunks_run : chunks of the point, and those simulated by this call.
     wall_s : wall time of this call, s.
     """
 
+    settings: SweepSettings
     paths: store.PointPaths
     runs: pl.LazyFrame
     summary: pl.DataFrame
@@ -83,6 +86,10 @@ def prepare_point(settings: SweepSettings) -> Point:
     InputError
         Missing or invalid scenario file; hardware that disagrees with the file.
     """
+    if settings.is_file or settings.scenario == "motivation" or "trace" in settings.extensions:
+        # These keep their own jobs: the num_jobs axis says how many, not the ignored setting.
+        jobs = make_batch(chunk_spec(settings, 0, 1)).params_b.shape[1]
+        settings = dataclasses.replace(settings, num_jobs=jobs)
     identity = {
         "scenario": settings.scenario if not settings.is_file else "file",
         "num_regions": settings.num_regions,
@@ -117,8 +124,7 @@ def _file_sha256(path: Path) -> str:
         raise InputError("trace", f"cannot read {str(path)!r}: {err.strerror}") from None
 
 
-def chunk_spec(point: Point, start: int, stop: int) -> ChunkSpec:
-    s = point.settings
+def chunk_spec(s: SweepSettings, start: int, stop: int) -> ChunkSpec:
     return ChunkSpec(
         scenario=s.scenario, seed=s.seed, start=start, stop=stop,
         bandwidth_scale=s.bandwidth_scale, gpu_scale=s.gpu_scale, num_jobs=s.num_jobs,
@@ -194,11 +200,11 @@ def _run_locked(point: Point, tic: float, extra_manifest: dict | None) -> PointR
         # Compile (or load the cached kernels) here, once, before workers start: a cold cache
         # would otherwise be compiled by every worker. Topology 0 also surfaces a job that can
         # never be placed before any chunk is fanned out.
-        run_chunk(chunk_spec(point, 0, 1))
+        run_chunk(chunk_spec(settings, 0, 1))
     summary = Summary(settings.schedulers)
     for start, stop in sorted(done):
         summary.add(store.read_chunk(paths.runs, start, stop, ["avg_jct_h", "total_cost"]))
-    specs = [chunk_spec(point, a, b) for a, b in todo]
+    specs = [chunk_spec(settings, a, b) for a, b in todo]
     label = f"{settings.scenario_label} bw={settings.bandwidth_scale:g} " \
             f"gpu={settings.gpu_scale:g} jobs={settings.num_jobs}"
     with tqdm(total=len(point.ranges), initial=len(point.ranges) - len(todo), unit="chunk",
@@ -216,7 +222,8 @@ def _run_locked(point: Point, tic: float, extra_manifest: dict | None) -> PointR
     wall = time.perf_counter() - tic
     store.write_json(paths.manifest, _manifest(point, store.count_rows(paths.runs, point.ranges),
                                                len(todo), wall, extra_manifest))
-    return PointReport(paths, runs, summary.frame(), len(point.ranges), len(todo), wall)
+    return PointReport(settings, paths, runs, summary.frame(), len(point.ranges), len(todo),
+                       wall)
 
 
 def _manifest(point: Point, rows: int, chunks_run: int, wall: float, extra: dict | None) -> dict:
