@@ -216,6 +216,18 @@ def test_dask_worker_killed_every_time_is_worker_lost(tmp_path, monkeypatch, cap
     assert capfd.readouterr().err == ""  # the one line is the exception's
 
 
+def interrupt_after(proc: subprocess.Popen, res: Path, chunks: int) -> str:
+    """Ctrl-C the sweep's process group once ``chunks`` chunk files exist; its stderr."""
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and proc.poll() is None:
+        if len(list((res / "runs").rglob("*.parquet"))) >= chunks:
+            break
+        time.sleep(0.005)
+    assert proc.poll() is None, "the sweep ended before it could be interrupted"
+    os.killpg(proc.pid, signal.SIGINT)
+    return proc.communicate(timeout=60)[1]
+
+
 # --------------------------------------------------------------------------- Ctrl-C
 
 
@@ -228,14 +240,7 @@ def test_ctrl_c_stops_cleanly_and_resume_equals_a_clean_run(tmp_path):
     cmd, env = sweep_cmd(*args)
     proc = subprocess.Popen(cmd, cwd=tmp_path, env=env, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True, start_new_session=True)
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline and proc.poll() is None:
-        if len(list((res / "runs").rglob("*.parquet"))) >= 10:
-            break
-        time.sleep(0.005)
-    assert proc.poll() is None, "the sweep ended before it could be interrupted"
-    os.killpg(proc.pid, signal.SIGINT)
-    _, err = proc.communicate(timeout=60)
+    err = interrupt_after(proc, res, chunks=10)
     assert proc.returncode == 130, err
     lines = err.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith(PROG + "interrupted: "), err
@@ -263,14 +268,7 @@ def test_ctrl_c_with_dask_is_one_line_too(tmp_path):
                          "progress=false", f"results_dir={res}")
     proc = subprocess.Popen(cmd, cwd=tmp_path, env=env, stdout=subprocess.DEVNULL,
                             stderr=subprocess.PIPE, text=True, start_new_session=True)
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline and proc.poll() is None:
-        if len(list((res / "runs").rglob("*.parquet"))) >= 5:
-            break
-        time.sleep(0.005)
-    assert proc.poll() is None, "the sweep ended before it could be interrupted"
-    os.killpg(proc.pid, signal.SIGINT)
-    _, err = proc.communicate(timeout=60)
+    err = interrupt_after(proc, res, chunks=5)
     assert proc.returncode == 130, err
     assert err.count("\n") == 1 and err.startswith(PROG + "interrupted: "), err
     assert not leftovers(res) and readable(res) >= 5
