@@ -26,18 +26,12 @@ from bacepipe.analysis import (
 )
 from bacepipe.analysis.tables import report_notes
 from bacepipe.errors import InputError
+from bacepipe.metrics import METRICS
 from bacepipe.report import main
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 DEFAULT_POINT = {"scenario": "random", "bandwidth_scale": 1.0, "gpu_scale": 1.0, "num_jobs": 8}
-EXTRA_METRICS = (
-    "energy_kwh",
-    "makespan_h",
-    "mean_wait_h",
-    "mean_gpus",
-    "multi_region_share",
-    "gpu_utilization",
-)
+EXTRA_METRICS = METRICS[2:]  # all but avg_jct_h and total_cost
 
 
 def results(
@@ -359,8 +353,7 @@ def test_analysis_never_imports_core():
             assert not any(n.startswith("bacepipe.core") for n in names), path
 
 
-def test_scheduler_names_match_the_policy_table():
-    from bacepipe.analysis import SCHEDULERS
-    from bacepipe.policies import SCHEDULERS as POLICY_SCHEDULERS
+def test_baselines_and_ablations_cover_the_policy_table():
+    from bacepipe.analysis import ABLATIONS, BASELINE, BASELINES, SCHEDULERS
 
-    assert tuple(POLICY_SCHEDULERS) == SCHEDULERS
+    assert (BASELINE, *BASELINES, *ABLATIONS) == SCHEDULERS

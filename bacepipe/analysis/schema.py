@@ -1,12 +1,15 @@
 """Names shared by the analysis modules: result columns, hive key types, schedulers, axis defaults.
 
-The scheduler names are SPEC §7's. They are repeated here rather than imported from the simulator,
-because ``bacepipe.analysis`` reads Parquet only and never imports the simulator.
+Scheduler and metric names come from :mod:`bacepipe.policies` and :mod:`bacepipe.metrics`, which
+load no simulator: ``bacepipe.analysis`` reads Parquet only and never imports the core.
 """
 
 from __future__ import annotations
 
 import polars as pl
+
+from bacepipe.metrics import METRICS
+from bacepipe.policies import SCHEDULERS
 
 #: The scheduler every ratio is normalized to.
 BASELINE = "bace_pipe"
@@ -14,8 +17,6 @@ BASELINE = "bace_pipe"
 BASELINES = ("lcf", "ldf", "cr_lcf", "cr_ldf")
 #: SPEC §7 / paper §IV-E ablations.
 ABLATIONS = ("bace_pipe_no_priority", "bace_pipe_no_pathfinder", "bace_pipe_no_costmin")
-#: Every scheduler of SPEC §7, in the order tables and figures list them.
-SCHEDULERS = (BASELINE, *BASELINES, *ABLATIONS)
 
 #: Identity columns of one result row (besides the hive keys).
 ID_COLUMNS: dict[str, pl.DataType] = {
@@ -23,17 +24,7 @@ ID_COLUMNS: dict[str, pl.DataType] = {
     "topology": pl.Int64(),
     "scheduler": pl.String(),
 }
-#: Metric columns of one result row (SPEC §10), all float64. The first two are required.
-METRICS = (
-    "avg_jct_h",
-    "total_cost",
-    "energy_kwh",
-    "makespan_h",
-    "mean_wait_h",
-    "mean_gpus",
-    "multi_region_share",
-    "gpu_utilization",
-)
+#: Columns every result file must have (the other METRICS may be missing: read as null).
 REQUIRED = ("seed", "topology", "scheduler", "avg_jct_h", "total_cost")
 
 #: Types of the sweep engine's hive keys; any other key is a string.

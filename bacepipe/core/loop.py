@@ -26,10 +26,9 @@ from bacepipe.core.model import (
     tou_energy_price,
 )
 from bacepipe.core.placement import place
+from bacepipe.metrics import METRICS
 
 STATUS_OK, STATUS_NEVER_PLACED, STATUS_TOO_FEW_GPUS = 0, 1, 2
-METRICS = ("avg_jct_h", "total_cost", "energy_kwh", "makespan_h", "mean_wait_h", "mean_gpus",
-           "multi_region_share", "gpu_utilization")
 N_METRICS = len(METRICS)
 
 # Job states.
