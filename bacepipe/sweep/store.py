@@ -34,6 +34,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from bacepipe.errors import InputError
+from bacepipe.io import atomic_write
 
 try:
     import fcntl
@@ -105,20 +106,6 @@ def chunk_ranges(topologies: int, chunk_size: int) -> list[tuple[int, int]]:
 # --------------------------------------------------------------------------- atomic writes
 
 
-def _fsync_dir(directory: Path) -> None:
-    """Make a rename durable (POSIX); a no-op where directories cannot be opened."""
-    try:
-        fd = os.open(directory, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
-
-
 def _unwritable(path: Path, err: OSError) -> InputError:
     """The one-line error of a results directory that cannot take a file (EACCES, EROFS,
     ENOSPC, a file where a directory should be)."""
@@ -127,26 +114,11 @@ def _unwritable(path: Path, err: OSError) -> InputError:
 
 
 def _atomic_write(path: Path, write) -> None:
-    """``write(file)`` to a temporary in ``path``'s directory, fsync, then rename over ``path``.
-
-    Whatever stops it (an OSError, Ctrl-C), the temporary is removed; an OSError becomes an
-    InputError naming the path.
-    """
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    """:func:`bacepipe.io.atomic_write`, with an OSError as the results directory's one line."""
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        with open(tmp, "wb") as f:
-            write(f)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException as err:
-        with contextlib.suppress(OSError):
-            tmp.unlink(missing_ok=True)
-        if isinstance(err, OSError):
-            raise _unwritable(path, err) from None
-        raise
-    _fsync_dir(path.parent)
+        atomic_write(path, write)
+    except OSError as err:
+        raise _unwritable(path, err) from None
 
 
 def write_table(path: Path, columns: dict, schema: pa.Schema) -> None:
