@@ -2,7 +2,8 @@
 simulated on many topologies at once.
 
 Public entry points: :func:`run_scenario` (one scenario, one scheduler → SPEC §9 dict),
-:func:`generate_scenario` (the scenario behind any sweep row), :data:`SCHEDULERS`. They are
+:func:`generate_scenario` (the scenario behind any sweep row), :data:`SCHEDULERS`,
+:func:`source_hash` (the version of the code that determines results). They are
 imported on first use, so tools that never simulate (the report) do not load numba.
 """
 
@@ -11,6 +12,7 @@ from importlib.metadata import PackageNotFoundError, version
 
 from bacepipe.errors import InputError
 from bacepipe.policies import SCHEDULERS
+from bacepipe.sources import source_hash
 
 try:
     __version__ = version("bacepipe")
@@ -19,7 +21,8 @@ except PackageNotFoundError:  # running from a source tree that was never instal
 
 _LAZY = {"run_scenario": "bacepipe.sim.run", "generate_scenario": "bacepipe.model.generate"}
 
-__all__ = ["SCHEDULERS", "InputError", "__version__", "generate_scenario", "run_scenario"]
+__all__ = ["SCHEDULERS", "InputError", "__version__", "generate_scenario", "run_scenario",
+           "source_hash"]
 
 
 def __getattr__(name: str):

@@ -1,13 +1,88 @@
-"""One place that sets the numba flags of every kernel.
+"""One place that sets the numba flags of every kernel, and where their compiled code is cached.
 
-No fastmath: every float here can decide a schedule, and SPEC §1 asks for plain float64. Kernels
-are cached on disk (``NUMBA_CACHE_DIR`` moves the cache where the package directory is read-only).
+No fastmath: every float here can decide a schedule, and SPEC §1 asks for plain float64.
+
+Kernels are cached on disk, but numba's cache only notices an edit of the file that *defines* a
+cached kernel: a kernel that calls a helper of another file would silently keep the old helper.
+So the cache lives in a folder named by the hash of every file the kernels are built from
+(:data:`bacepipe.sources.KERNEL_SOURCES`): ``<parent>/bacepipe-<hash>/``, where ``<parent>`` is
+``NUMBA_CACHE_DIR`` if the user set it, else ``bacepipe/__pycache__/numba`` (numba's own
+default place, beside the sources). Any edit there starts an empty folder; a plug-in's kernels
+(a file outside the package) are cached there too, and numba keys them to their own file's
+content. Folders of other code unused for :data:`PRUNE_AFTER_DAYS` are deleted.
 """
 
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+import time
+from pathlib import Path
+
 import numba
+
+from bacepipe.sources import KERNEL_SOURCES, PACKAGE_DIR, tree_hash
+
+#: A cache folder of other sources untouched for this long is deleted.
+PRUNE_AFTER_DAYS = 14
+_PREFIX = "bacepipe-"
+
+
+def _parent() -> Path:
+    """Where the hash-named folders go: the user's ``NUMBA_CACHE_DIR``, else beside the package.
+
+    Worker processes inherit the parent's environment, which this module never changes, so they
+    compute the same folder.
+    """
+    given = os.environ.get("NUMBA_CACHE_DIR", "")
+    return Path(given) if given else PACKAGE_DIR / "__pycache__" / "numba"
+
+
+def _prune(parent: Path, keep: Path) -> None:
+    """Delete hash folders of other sources that no process has used for a while."""
+    cutoff = time.time() - PRUNE_AFTER_DAYS * 86400
+    try:
+        old = [p for p in parent.iterdir() if p.name.startswith(_PREFIX) and p != keep
+               and p.stat().st_mtime < cutoff]
+    except OSError:
+        return
+    for path in old:
+        shutil.rmtree(path, ignore_errors=True)
+
+
+def _cache_dir(name: str) -> Path:
+    """The first of ``<parent>/<name>`` and a per-user temporary folder that can be written.
+
+    (Where neither can be written, numba falls back to folders of its own, not keyed by the hash:
+    a machine without a writable temporary folder is not supported.)
+    """
+    user = os.getuid() if hasattr(os, "getuid") else "user"
+    spare = Path(tempfile.gettempdir()) / f"bacepipe-numba-{user}" / name
+    for path in (_parent() / name, spare):
+        try:
+            path.mkdir(parents=True, exist_ok=True)
+            os.utime(path)  # marks it used, for the pruning of other processes
+            return path
+        except OSError:
+            continue
+    return spare
+
+
+#: sha256 of the kernels' sources (:data:`~bacepipe.sources.KERNEL_SOURCES`).
+KERNEL_HASH = tree_hash(KERNEL_SOURCES)
+#: The cache folder of this process's kernels.
+CACHE_DIR = _cache_dir(f"{_PREFIX}{KERNEL_HASH[:16]}")
+_prune(CACHE_DIR.parent, CACHE_DIR)
 
 
 def kernel(fn=None, *, parallel: bool = False):
     """``numba.njit`` with the project's flags; use as ``@kernel`` or ``@kernel(parallel=True)``."""
-    decorate = numba.njit(cache=True, fastmath=False, nogil=True, parallel=parallel)
+    def decorate(f):
+        # numba picks a function's cache folder when it is decorated, from config.CACHE_DIR;
+        # numba re-reads its config from the environment when NUMBA_* variables change, so it
+        # is set here each time rather than once.
+        numba.config.CACHE_DIR = str(CACHE_DIR)
+        return numba.njit(cache=True, fastmath=False, nogil=True, parallel=parallel)(f)
+
     return decorate if fn is None else decorate(fn)
