@@ -1,0 +1,61 @@
+"""Numba kernel of SPEC §15's lower bound on the avg JCT of any schedule: LB = max(LB_solo,
+LB_area). Its plain-Python twin, with the argument why both parts are valid, is
+:mod:`bacepipe.sim.bounds`; tests compare the two.
+"""
+
+import numpy as np
+
+from bacepipe.core.jit import kernel
+from bacepipe.core.model import (
+    C_ACT_BITS,
+    C_ARRIVAL_S,
+    C_INTRA_S,
+    C_ITERS,
+    C_KSTAR,
+    C_MIN_GPUS,
+    single_region_iter_time,
+)
+
+
+@kernel
+def lower_bound_h(const, links, intra_gbps, total_gpus):
+    """LB = max(LB_solo, LB_area) of SPEC §15, hours.
+
+    Parameters
+    ----------
+    const : float64[J, N_CONST]  per-job constants of :func:`bacepipe.core.model.job_constants`.
+    links : float64[R, R]        nominal link bandwidth u→v, Gbit/s (scaled); 0 = no link.
+    intra_gbps : float           the hardware's intra_region_gbps, Gbit/s.
+    total_gpus : int             N, the cluster's GPUs.
+    """
+    r_max = intra_gbps
+    n_regions = links.shape[0]
+    for u in range(n_regions):
+        for v in range(n_regions):
+            if u != v:
+                r_max = max(r_max, min(links[u, v], links[v, u]))
+    n_jobs = const.shape[0]
+    fast = np.empty(const.shape[1])
+    areas = np.empty(n_jobs)
+    solo = 0.0
+    batch = True
+    for j in range(n_jobs):
+        fast[:] = const[j]
+        fast[C_INTRA_S] = fast[C_ACT_BITS] / (r_max * 1e9)  # every hop at r_max, no latency
+        best_t, best_area = np.inf, np.inf
+        for k in range(int(fast[C_MIN_GPUS]), int(fast[C_KSTAR]) + 1):
+            t = single_region_iter_time(fast, k)
+            best_t = min(best_t, t)
+            best_area = min(best_area, k * t)
+        solo += fast[C_ITERS] * best_t
+        areas[j] = fast[C_ITERS] * best_area
+        batch = batch and const[j, C_ARRIVAL_S] == 0.0
+    lb_solo = solo / n_jobs
+    lb_area = 0.0
+    if batch:
+        prefix = 0.0
+        for a in np.sort(areas):
+            prefix += a
+            lb_area += prefix / total_gpus
+        lb_area /= n_jobs
+    return max(lb_solo, lb_area) / 3600.0
