@@ -74,15 +74,20 @@ KERNEL_HASH = tree_hash(KERNEL_SOURCES)
 #: The cache folder of this process's kernels.
 CACHE_DIR = _cache_dir(f"{_PREFIX}{KERNEL_HASH[:16]}")
 _prune(CACHE_DIR.parent, CACHE_DIR)
+numba.config.CACHE_DIR = str(CACHE_DIR)
+
+#: The flags of every kernel (for ``numba.njit(signature, **JIT_FLAGS)`` where a part needs an
+#: explicit signature).
+JIT_FLAGS = {"cache": True, "fastmath": False, "nogil": True}
 
 
 def kernel(fn=None, *, parallel: bool = False):
     """``numba.njit`` with the project's flags; use as ``@kernel`` or ``@kernel(parallel=True)``."""
     def decorate(f):
-        # numba picks a function's cache folder when it is decorated, from config.CACHE_DIR;
-        # numba re-reads its config from the environment when NUMBA_* variables change, so it
-        # is set here each time rather than once.
+        # numba picks a function's cache folder when it is decorated, from config.CACHE_DIR,
+        # and re-reads its config from the environment whenever a NUMBA_* variable changes:
+        # set again here, so that a late decoration (a plug-in's) still uses the hash folder.
         numba.config.CACHE_DIR = str(CACHE_DIR)
-        return numba.njit(cache=True, fastmath=False, nogil=True, parallel=parallel)(f)
+        return numba.njit(**JIT_FLAGS, parallel=parallel)(f)
 
     return decorate if fn is None else decorate(fn)
