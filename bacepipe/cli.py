@@ -24,8 +24,19 @@ class OneLineParser(argparse.ArgumentParser):
         self.exit(EXIT_BAD_INPUT, f"{self.prog}: {message}\n")
 
 
-def run_cli(prog: str, body: Callable[[], int]) -> int:
-    """Run ``body``; an InputError becomes ``prog: field: problem`` on stderr and exit status 2."""
+def first_line(err: BaseException) -> str:
+    """The first line of ``err``'s message (its type name when the message is empty)."""
+    text = str(err).strip()
+    return text.splitlines()[0] if text else type(err).__name__
+
+
+def run_cli(prog: str, body: Callable[[], int], *,
+            io_errors: tuple[type[BaseException], ...] = (), io_field: str = "") -> int:
+    """Run ``body``; an InputError becomes ``prog: field: problem`` on stderr and exit status 2.
+
+    Exceptions of ``io_errors`` (e.g. OSError, a reader's parse error) are bad input too: they
+    become ``prog: io_field: <first line of the message>`` and exit status 2.
+    """
     try:
         return body()
     except InputError as err:
@@ -34,3 +45,6 @@ def run_cli(prog: str, body: Callable[[], int]) -> int:
     except KeyboardInterrupt:
         print(f"{prog}: interrupted", file=sys.stderr)
         return EXIT_INTERRUPTED
+    except io_errors as err:
+        print(f"{prog}: {io_field}: {first_line(err)}", file=sys.stderr)
+        return EXIT_BAD_INPUT

@@ -5,13 +5,14 @@ dataset under them is read (once). The report (``report.md``, ``summary.csv``, `
 goes to ``--out`` or else the first PATH, and stdout says what was read, a per-scheduler table,
 every note, and where each figure went or why it was skipped.
 
-Bad input (a path that does not exist or holds no results, an unreadable file) prints one line,
-``report: <path>: <problem>``, to stderr and exits with status 2.
+Bad input (an unknown option, a path that does not exist or holds no results, an unreadable file,
+an output directory that cannot take a file) prints one line, ``report: <field>: <problem>``, to
+stderr and exits with status 2. Every file is written atomically (:mod:`bacepipe.io`): a report
+directory holds the old files or the new ones, never half of one.
 """
 
 from __future__ import annotations
 
-import argparse
 import sys
 from pathlib import Path
 
@@ -20,16 +21,17 @@ import polars as pl
 from bacepipe.analysis.load import RUNS_DIR, find_runs, scan_runs
 from bacepipe.analysis.stats import paired_ratios, points, summarize
 from bacepipe.analysis.tables import format_summary_table, write_report
+from bacepipe.cli import OneLineParser, first_line, run_cli
 from bacepipe.errors import InputError
 
 PROG = "report"
 
 
-def _parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(
-        prog="python -m bacepipe.report",
-        description="Summarize sweep results: paired ratios to bace_pipe with bootstrap CIs, "
-        "report.md and figures.",
+def _parser() -> OneLineParser:
+    p = OneLineParser(
+        prog=PROG,
+        description="Summarize sweep results: paired ratios to the reference scheduler "
+        "(geometric mean, bootstrap CI), report.md and figures.",
     )
     p.add_argument(
         "paths",
@@ -49,11 +51,6 @@ def _parser() -> argparse.ArgumentParser:
     return p
 
 
-def _first_line(err: BaseException) -> str:
-    text = str(err).strip()
-    return text.splitlines()[0] if text else type(err).__name__
-
-
 def _default_out(first: str) -> Path:
     path = Path(first)
     return path.parent if path.name == RUNS_DIR else path
@@ -62,37 +59,31 @@ def _default_out(first: str) -> Path:
 def main(argv: list[str] | None = None) -> int:
     """Run the report; return the exit status (0 ok, 2 bad input)."""
     args = _parser().parse_args(argv)
-    if args.resamples < 1:
-        _parser().error("--resamples must be >= 1")
-    try:
+    out_dir = Path(args.out) if args.out else _default_out(args.paths[0])
+
+    def body() -> int:
+        if args.resamples < 1:
+            raise InputError("--resamples", f"must be >= 1, got {args.resamples}")
         sources = find_runs(args.paths)
         lf = scan_runs(sources)
         summary = summarize(lf, n_resamples=args.resamples, seed=args.seed)
         if summary.is_empty():
             raise InputError(args.paths[0], "the runs/ datasets hold no result rows")
         ratios = paired_ratios(lf).collect()
-    except InputError as err:
-        print(f"{PROG}: {err}", file=sys.stderr)
-        return 2
-    except (pl.exceptions.PolarsError, OSError) as err:
-        print(f"{PROG}: {args.paths[0]}: {_first_line(err)}", file=sys.stderr)
-        return 2
+        print(f"read {len(sources)} runs/ dataset(s): {points(summary).height} point(s), "
+              f"{summary['scheduler'].n_unique()} scheduler(s)")
+        print(format_summary_table(summary))
+        try:
+            written = write_report(summary, out_dir, ratios=ratios, sources=sources, echo=print)
+        except OSError as err:
+            raise InputError(str(out_dir), first_line(err)) from None
+        print(f"report: {written[0]}")
+        print(f"summary table: {written[1]}")
+        return 0
 
-    out_dir = Path(args.out) if args.out else _default_out(args.paths[0])
-    schedulers = summary["scheduler"].n_unique()
-    print(
-        f"read {len(sources)} runs/ dataset(s): {points(summary).height} point(s), "
-        f"{schedulers} scheduler(s)"
-    )
-    print(format_summary_table(summary))
-    try:
-        written = write_report(summary, out_dir, ratios=ratios, sources=sources, echo=print)
-    except OSError as err:
-        print(f"{PROG}: {out_dir}: {_first_line(err)}", file=sys.stderr)
-        return 2
-    print(f"report: {written[0]}")
-    print(f"summary table: {written[1]}")
-    return 0
+    # A read error names the first input path (the report has not started writing then).
+    return run_cli(PROG, body, io_errors=(pl.exceptions.PolarsError, OSError),
+                   io_field=args.paths[0])
 
 
 if __name__ == "__main__":

@@ -18,12 +18,10 @@ SPEC §8 (simulated here, never tuned), and the figures. Bad input prints one li
 
 from __future__ import annotations
 
-import argparse
 import datetime as _dt
 import os
 import platform
 import shlex
-import shutil
 import subprocess
 import sys
 from collections.abc import Iterable, Mapping
@@ -45,10 +43,13 @@ from bacepipe.analysis.claims import (
     evaluate_claims,
     verdict_counts,
 )
-from bacepipe.analysis.schema import BASELINE, point_columns, scheduler_order
+from bacepipe.analysis.roles import BASELINE, scheduler_order
+from bacepipe.analysis.schema import point_columns
 from bacepipe.analysis.stats import points
 from bacepipe.analysis.worlds import evaluate_worlds, worlds_markdown
+from bacepipe.cli import OneLineParser, run_cli
 from bacepipe.errors import InputError
+from bacepipe.io import atomic_write, atomic_write_text
 
 PROG = "reproduce"
 DOC = "reproduction.md"
@@ -85,9 +86,9 @@ FIGURE_TITLES = {
 }
 
 
-def _parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(
-        prog="python -m bacepipe.reproduce",
+def _parser() -> OneLineParser:
+    p = OneLineParser(
+        prog=PROG,
         description="The paper's headline claims against this project's sweeps: writes "
         "<out>/reproduction.md and <out>/figures/.")
     p.add_argument("--results", default="outputs/reproduction", metavar="DIR",
@@ -162,7 +163,8 @@ def copy_figures(per_scenario: dict[str, Path], out: Path) -> dict[str, list[Pat
         rank = {name: i for i, name in enumerate(FIGURE_TITLES)}
         pngs = sorted((report / FIGURES).glob("*.png"),
                       key=lambda p: (rank.get(p.name, len(rank)), p.name))
-        copied[scenario] = [Path(shutil.copy2(png, dest / png.name)) for png in pngs]
+        copied[scenario] = [atomic_write(dest / png.name, lambda f, png=png: f.write(
+            png.read_bytes())) for png in pngs]
     return copied
 
 
@@ -361,35 +363,26 @@ def build(results: Path, out: Path, command: str) -> Path:
     md += motivation_markdown(motivation(), motivation_facts())
     md += figures_markdown(copied, out)
     md += points_markdown(summary)
-    doc = out / DOC
-    tmp = doc.with_name(f".{DOC}.tmp")
-    tmp.write_text("\n".join(md), encoding="utf-8")
-    os.replace(tmp, doc)
-    return doc
+    return atomic_write_text(out / DOC, "\n".join(md))
 
 
 def main(argv: list[str] | None = None) -> int:
     """Run (optionally) and write the reproduction document; return the exit status."""
     argv = list(sys.argv[1:] if argv is None else argv)
     args = _parser().parse_args(argv)
-    if args.topologies < 1:
-        _parser().error("--topologies must be >= 1")
     command = shlex.join(["python", "-m", "bacepipe.reproduce", *argv])
     results, out = Path(args.results), Path(args.out)
-    try:
+
+    def body() -> int:
+        if args.topologies < 1:
+            raise InputError("--topologies", f"must be >= 1, got {args.topologies}")
         if args.run:
             run_presets(results.resolve(), args.topologies)
-        out.mkdir(parents=True, exist_ok=True)
-        doc = build(results, out, command)
-    except InputError as err:
-        print(f"{PROG}: {err}", file=sys.stderr)
-        return 2
-    except (pl.exceptions.PolarsError, OSError) as err:
-        text = str(err).strip().splitlines()
-        print(f"{PROG}: {results}: {text[0] if text else type(err).__name__}", file=sys.stderr)
-        return 2
-    print(f"{PROG}: wrote {doc}")
-    return 0
+        print(f"{PROG}: wrote {build(results, out, command)}")
+        return 0
+
+    return run_cli(PROG, body, io_errors=(pl.exceptions.PolarsError, OSError),
+                   io_field=str(results))
 
 
 if __name__ == "__main__":

@@ -341,6 +341,79 @@ def test_module_entry_point_exits_2_without_traceback(tmp_path):
     assert proc.stderr == f"report: {bad}: no such file or directory\n"
 
 
+@pytest.mark.parametrize(
+    ("module", "args", "field"),
+    [
+        ("bacepipe.report", ["/nonexistent"], "/nonexistent: no such file or directory"),
+        ("bacepipe.report", [".", "--bogus"], "unrecognized arguments: --bogus"),
+        ("bacepipe.report", [".", "--resamples", "0"], "--resamples: must be >= 1"),
+        ("bacepipe.reproduce", ["--bogus"], "unrecognized arguments: --bogus"),
+        ("bacepipe.reproduce", ["--topologies", "0"], "--topologies: must be >= 1"),
+        ("bacepipe.reproduce", ["--results", "/nonexistent"], "/nonexistent: no such file"),
+    ],
+)
+def test_cli_bad_argument_is_one_line_and_status_2(tmp_path, module, args, field):
+    prog = module.split(".")[1]
+    proc = subprocess.run([sys.executable, "-m", module, *args], capture_output=True, text=True,
+                          timeout=120, cwd=tmp_path)
+    assert proc.returncode == 2, proc.stderr
+    assert proc.stderr.count("\n") == 1 and proc.stderr.startswith(f"{prog}: {field}")
+    assert list(tmp_path.iterdir()) == []  # nothing written
+
+
+def test_report_files_are_replaced_atomically(tmp_path, monkeypatch):
+    write(tmp_path, results({"bace_pipe": BASE, "lcf": [1.5 * b for b in BASE]}))
+    out = tmp_path / "out"
+    assert main([str(tmp_path), "--out", str(out)]) == 0
+    before = {p: p.read_bytes() for p in out.rglob("*") if p.is_file()}
+    assert before and not [p for p in out.rglob(".*") if p.is_file()]  # no temporary left
+
+    import bacepipe.io
+
+    def failing_replace(src, dst):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(bacepipe.io.os, "replace", failing_replace)
+    write(tmp_path, results({"bace_pipe": BASE, "ldf": [3.0 * b for b in BASE]}), name="b.parquet")
+    assert main([str(tmp_path), "--out", str(out)]) == 2
+    after = {p: p.read_bytes() for p in out.rglob("*") if p.is_file()}
+    assert after == before  # old files intact, no temporaries
+
+
+# --- the headline: geometric mean of paired ratios ----------------------------------------------
+
+
+def test_geometric_mean_headline_is_symmetric_and_arithmetic_mean_is_not(tmp_path):
+    rng = np.random.default_rng(3)
+    a = rng.lognormal(2.0, 1.0, 40)
+    b = a * rng.lognormal(0.1, 0.8, 40)  # heavy-tailed per-topology ratios
+    write(tmp_path, results({"bace_pipe": list(a), "lcf": list(b)}))
+    lf = scan_runs([tmp_path])
+    forward = row(summarize(lf, n_resamples=500), "lcf")
+    backward = row(summarize(lf, n_resamples=500, baseline="lcf"), "bace_pipe")
+    assert forward["jct_ratio_gmean"] == pytest.approx(1 / backward["jct_ratio_gmean"])
+    for a_side, b_side in (("low", "high"), ("high", "low")):
+        inverse = 1 / backward[f"jct_ratio_gmean_ci_{b_side}"]
+        assert forward[f"jct_ratio_gmean_ci_{a_side}"] == pytest.approx(inverse)
+    assert forward["jct_ratio_gmean"] == pytest.approx(np.exp(np.mean(np.log(b / a))))
+    # The arithmetic mean of the same ratios is not symmetric: why it is not the headline.
+    assert forward["jct_ratio_mean"] * backward["jct_ratio_mean"] > 1.05
+
+
+def test_headline_leads_every_table(tmp_path, capsys):
+    write(tmp_path, results({"bace_pipe": BASE, "lcf": [1.5 * b for b in BASE]}))
+    assert main([str(tmp_path), "--out", str(tmp_path / "out")]) == 0
+    header = capsys.readouterr().out.splitlines()[2]
+    assert header.split()[:4] == ["scheduler", "role", "avg", "JCT"]
+    assert header.index("GM x bace_pipe") < header.index("mean")
+    report = (tmp_path / "out" / "report.md").read_text()
+    for line in report.splitlines():
+        if line.startswith("| scheduler |"):
+            cells = [c.strip() for c in line.strip("|").split("|")]
+            ratio_cells = [c for c in cells if "ratio" in c]
+            assert ratio_cells[0].startswith("JCT ratio GM"), line
+
+
 def test_analysis_never_imports_core():
     root = Path(__file__).resolve().parents[1] / "bacepipe"
     for path in [*(root / "analysis").glob("*.py"), root / "report.py"]:
@@ -353,7 +426,11 @@ def test_analysis_never_imports_core():
             assert not any(n.startswith("bacepipe.core") for n in names), path
 
 
-def test_baselines_and_ablations_cover_the_policy_table():
+def test_roles_of_the_policy_table_drive_the_analysis_names():
     from bacepipe.analysis import ABLATIONS, BASELINE, BASELINES, SCHEDULERS
+    from bacepipe.policies import ROLES, role_of
 
-    assert (BASELINE, *BASELINES, *ABLATIONS) == SCHEDULERS
+    assert [n for n in SCHEDULERS if role_of(n) == "paper"] == [BASELINE]
+    assert BASELINES == tuple(n for n in SCHEDULERS if role_of(n) == "baseline")
+    assert ABLATIONS == tuple(n for n in SCHEDULERS if role_of(n) == "ablation")
+    assert all(role_of(n) in ROLES for n in SCHEDULERS) and role_of("not_registered") == "user"

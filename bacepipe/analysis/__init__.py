@@ -2,8 +2,10 @@
 
 Contract: this package reads the sweep engine's ``runs/`` datasets (hive-partitioned Parquet, one
 row per sweep point, topology and scheduler) with polars, lazily, and never imports the simulator
-(``bacepipe.core``). Every comparison is paired: a scheduler's value on a topology divided by
-``bace_pipe``'s on the same topology.
+(``bacepipe.core``). Every comparison is paired: a scheduler's value on a topology divided by the
+reference scheduler's (role ``paper``, ``bace_pipe``) on the same topology; the headline is the
+geometric mean of those ratios. Groupings, order and colours come from the scheduler roles of
+:mod:`bacepipe.policies` (:mod:`bacepipe.analysis.roles`).
 
 Typical use::
 
@@ -15,10 +17,20 @@ Typical use::
 
 from bacepipe.analysis.figures import FigureOutcome, make_figures, pareto_front
 from bacepipe.analysis.load import find_runs, scan_runs
-from bacepipe.analysis.schema import ABLATIONS, BASELINE, BASELINES, METRICS, SCHEDULERS
+from bacepipe.analysis.roles import (
+    ABLATIONS,
+    BASELINE,
+    BASELINES,
+    SCHEDULERS,
+    of_role,
+    palette,
+    scheduler_order,
+)
+from bacepipe.analysis.schema import METRICS
 from bacepipe.analysis.stats import (
     axis_slice,
     bootstrap_ci,
+    geometric_mean,
     paired_ratios,
     reference_point,
     summarize,
@@ -36,12 +48,16 @@ __all__ = [
     "bootstrap_ci",
     "find_runs",
     "format_summary_table",
+    "geometric_mean",
     "make_figures",
+    "of_role",
+    "palette",
     "paired_ratios",
     "pareto_front",
     "pooled",
     "reference_point",
     "scan_runs",
+    "scheduler_order",
     "summarize",
     "write_report",
 ]

@@ -35,7 +35,8 @@ from dataclasses import dataclass, field
 
 import polars as pl
 
-from bacepipe.analysis.schema import BASELINE, BASELINES, point_columns
+from bacepipe.analysis.roles import BASELINE, BASELINES
+from bacepipe.analysis.schema import point_columns
 from bacepipe.analysis.stats import summarize, world_filter
 
 SCENARIOS = ("paper", "random")

@@ -53,7 +53,8 @@ SUMMARY_VALUE_COLUMNS = (
     *(
         f"{q}_{s}"
         for q in ("jct", "cost")
-        for s in ("ratio_mean", "ratio_median", "ratio_ci_low", "ratio_ci_high", "win_rate")
+        for s in ("ratio_gmean", "ratio_gmean_ci_low", "ratio_gmean_ci_high", "ratio_mean",
+                  "ratio_median", "ratio_ci_low", "ratio_ci_high", "win_rate")
     ),
 )
 #: Columns that are never a sweep-point axis.

@@ -1,11 +1,17 @@
-"""Paired ratios to ``bace_pipe``, bootstrap confidence intervals, and the per-point summary.
+"""Paired ratios to the reference scheduler, bootstrap confidence intervals, the per-point summary.
 
 Every scheduler of a sweep point runs on the same topologies (SPEC §8), so comparisons are paired:
-for each (point, topology) the ratio is value(scheduler) / value(bace_pipe), for avg JCT and total
-cost. A point is one combination of the hive keys and ``seed``; its topologies are the sample.
+for each (point, topology) the ratio is value(scheduler) / value(reference), for avg JCT and total
+cost; the reference is the scheduler of role ``paper`` (:mod:`bacepipe.analysis.roles`). A point
+is one combination of the hive keys and ``seed``; its topologies are the sample.
 
-- mean ratio with a 95 % percentile-bootstrap CI: resample the topologies with replacement
-  ``n_resamples`` times and take the 2.5th / 97.5th percentile of the resampled means;
+- the headline: the geometric mean of the ratios, exp(mean(log r)), with a 95 %
+  percentile-bootstrap CI. It is symmetric: swapping the two schedulers inverts the mean and
+  its CI (GM(B/A) = 1 / GM(A/B)), which the arithmetic mean of heavy-tailed ratios is not
+  (``docs/model.md``, "Headline statistic"). Only positive ratios enter it;
+- mean ratio (arithmetic) with a 95 % percentile-bootstrap CI, kept where a paper number is
+  compared: resample the topologies with replacement ``n_resamples`` times and take the 2.5th /
+  97.5th percentile of the resampled means;
 - win rate: the share of topologies where bace_pipe's value is strictly lower (raw values compared,
   not the rounded ratio).
 
@@ -19,14 +25,13 @@ from __future__ import annotations
 import numpy as np
 import polars as pl
 
+from bacepipe.analysis.roles import BASELINE, scheduler_order
 from bacepipe.analysis.schema import (
     AXIS_DEFAULTS,
-    BASELINE,
     EXTENSION_KEYS,
     METRICS,
     SUMMARY_VALUE_COLUMNS,
     point_columns,
-    scheduler_order,
 )
 
 #: Resamples (rows) drawn per generator call: bounds memory at ~32 MB of int64 indices.
@@ -70,20 +75,29 @@ def _ratio(value: str, base: str) -> pl.Expr:
 
 
 def bootstrap_ci(
-    values: np.ndarray, n_resamples: int = 2000, seed: int = 0, level: float = 0.95
+    values: np.ndarray,
+    n_resamples: int = 2000,
+    seed: int = 0,
+    level: float = 0.95,
+    *,
+    geometric: bool = False,
 ) -> tuple[float, float]:
     """Percentile-bootstrap confidence interval of the mean of ``values``.
 
     Parameters
     ----------
     values : numpy.ndarray, shape (n,), float64
-        One value per topology (NaNs are not allowed; drop them first).
+        One value per topology (NaNs are not allowed; drop them first; with ``geometric``
+        every value must be > 0).
     n_resamples : int
         Resamples with replacement, each of size n.
     seed : int
         Seed of the ``numpy.random.default_rng`` used for this call alone.
     level : float
         Coverage; 0.95 gives the 2.5th and 97.5th percentiles.
+    geometric : bool
+        CI of the geometric mean: the bootstrap runs on log(values) and the bounds are
+        exponentiated, so the CI of 1/values is (1/high, 1/low) for the same seed.
 
     Returns
     -------
@@ -91,6 +105,8 @@ def bootstrap_ci(
         NaN for an empty ``values``; ``(v, v)`` when every value is ``v``.
     """
     values = np.asarray(values, dtype=np.float64)
+    if geometric:
+        values = np.log(values)
     n = values.size
     if n == 0:
         return (float("nan"), float("nan"))
@@ -103,7 +119,15 @@ def bootstrap_ci(
         means[start:stop] = values[idx].mean(axis=1)
     tail = (1.0 - level) / 2.0 * 100.0
     low, high = np.percentile(means, [tail, 100.0 - tail])
+    if geometric:
+        low, high = np.exp(low), np.exp(high)
     return (float(low), float(high))
+
+
+def geometric_mean(values: np.ndarray) -> float:
+    """exp(mean(log values)) of positive ``values``; NaN when empty."""
+    values = np.asarray(values, dtype=np.float64)
+    return float(np.exp(np.log(values).mean())) if values.size else float("nan")
 
 
 def summarize(
@@ -128,9 +152,11 @@ def summarize(
         ``n_duplicate_rows`` (rows dropped as repeats of a (point, topology, scheduler)),
         ``<metric>_mean`` for every metric, ``avg_jct_h_median``, ``total_cost_median``,
         ``n_pairs`` (topologies where the baseline ran too), and for ``jct`` and ``cost``:
-        ``*_ratio_mean``, ``*_ratio_median``, ``*_ratio_ci_low``, ``*_ratio_ci_high``,
-        ``*_win_rate``. Ratio columns are null at a point without the baseline. Sorted by point,
-        then scheduler in SPEC §7 order.
+        ``*_ratio_gmean`` with ``*_ratio_gmean_ci_low`` / ``_high`` (geometric mean of the
+        positive ratios and its bootstrap CI: the headline), ``*_ratio_mean``,
+        ``*_ratio_median``, ``*_ratio_ci_low``, ``*_ratio_ci_high``, ``*_win_rate``. Ratio
+        columns are null at a point without the baseline. Sorted by point, then scheduler in
+        role order (:func:`~bacepipe.analysis.roles.scheduler_order`).
     """
     point = point_columns(lf.collect_schema().names())
     group = [*point, "scheduler"]
@@ -150,15 +176,21 @@ def summarize(
                 pl.col(f"{q}_ratio").median().alias(f"{q}_ratio_median"),
                 pl.col(f"{q}_win").cast(pl.Float64).mean().alias(f"{q}_win_rate"),
                 pl.col(f"{q}_ratio").drop_nulls().alias(f"_{q}_values"),
+                pl.col(f"{q}_ratio").filter(pl.col(f"{q}_ratio") > 0).alias(f"_{q}_positive"),
             )
         ),
     )
     ci = {}
     for q in ("jct", "cost"):
-        bounds = [bootstrap_ci(v.to_numpy(), n_resamples, seed) for v in agg[f"_{q}_values"]]
-        lows, highs = zip(*bounds, strict=True) if bounds else ((), ())
-        ci[f"{q}_ratio_ci_low"] = pl.Series(lows, dtype=pl.Float64).fill_nan(None)
-        ci[f"{q}_ratio_ci_high"] = pl.Series(highs, dtype=pl.Float64).fill_nan(None)
+        for kind, values, geometric in (("", "values", False), ("gmean_", "positive", True)):
+            bounds = [bootstrap_ci(v.to_numpy(), n_resamples, seed, geometric=geometric)
+                      for v in agg[f"_{q}_{values}"]]
+            lows, highs = zip(*bounds, strict=True) if bounds else ((), ())
+            ci[f"{q}_ratio_{kind}ci_low"] = pl.Series(lows, dtype=pl.Float64).fill_nan(None)
+            ci[f"{q}_ratio_{kind}ci_high"] = pl.Series(highs, dtype=pl.Float64).fill_nan(None)
+        ci[f"{q}_ratio_gmean"] = pl.Series(
+            [geometric_mean(v.to_numpy()) for v in agg[f"_{q}_positive"]], dtype=pl.Float64
+        ).fill_nan(None)
     agg = agg.with_columns(**ci).join(raw_counts, on=group, how="left", nulls_equal=True)
     agg = agg.with_columns(
         pl.col("n_topologies").cast(pl.Int64),
@@ -184,6 +216,24 @@ def at_point(summary: pl.DataFrame, point: dict[str, object]) -> pl.DataFrame:
     for col, value in point.items():
         mask = mask & pl.col(col).eq_missing(pl.lit(value, dtype=summary.schema[col]))
     return summary.filter(mask)
+
+
+#: Point columns that identify a run rather than set the model: never named in a title.
+ID_KEYS = ("point",)
+
+
+def is_default(key: str, value: object) -> bool:
+    """Whether ``key=value`` is a default setting: null (a switch that is off), an axis at its
+    :data:`~bacepipe.analysis.schema.AXIS_DEFAULTS` value, or seed 0. ``scenario`` has no
+    default: it is always named."""
+    if key == "seed":
+        return value == 0
+    return value is None or (key in AXIS_DEFAULTS and AXIS_DEFAULTS[key] == value)
+
+
+def non_default(point: dict[str, object]) -> dict[str, object]:
+    """The settings of ``point`` a reader must be told: not default, not an identifier."""
+    return {k: v for k, v in point.items() if k not in ID_KEYS and not is_default(k, v)}
 
 
 def describe_point(point: dict[str, object]) -> str:

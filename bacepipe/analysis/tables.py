@@ -1,8 +1,10 @@
 """Text output: the compact per-scheduler table for stdout, and ``report.md`` with its figures.
 
-``report.md`` holds, in order: the sources, the notes (missing schedulers, points without
-bace_pipe, duplicate rows), a pooled per-scheduler table, the figures (or why each was skipped),
-and one table per sweep point. ``summary.csv`` beside it holds the full summary.
+``report.md`` holds, in order: the sources, the notes (missing schedulers, points without the
+reference scheduler, duplicate rows), a pooled per-scheduler table, the figures (or why each was
+skipped), and one table per sweep point. ``summary.csv`` beside it holds the full summary. Every
+table lists schedulers by role (:mod:`bacepipe.analysis.roles`) and leads with the geometric mean
+of the paired ratios and its 95 % CI; the arithmetic mean follows. Files are written atomically.
 """
 
 from __future__ import annotations
@@ -14,8 +16,9 @@ from pathlib import Path
 import polars as pl
 
 from bacepipe.analysis.figures import make_figures
-from bacepipe.analysis.schema import BASELINE, SCHEDULERS, scheduler_order
+from bacepipe.analysis.roles import BASELINE, SCHEDULERS, role_of, scheduler_order
 from bacepipe.analysis.stats import at_point, describe_point, points
+from bacepipe.io import atomic_write, atomic_write_text
 
 REPORT_FILE = "report.md"
 SUMMARY_FILE = "summary.csv"
@@ -30,34 +33,43 @@ def _pct(value: float | None) -> str:
     return _NA if value is None or math.isnan(value) else f"{100 * value:.0f} %"
 
 
-def _ratio(row: dict, q: str, with_ci: bool) -> str:
-    mean = _num(row[f"{q}_ratio_mean"], 3)
-    if not with_ci or mean == _NA:
-        return mean
-    return f"{mean} [{_num(row[f'{q}_ratio_ci_low'], 3)}, {_num(row[f'{q}_ratio_ci_high'], 3)}]"
+def _ratio(row: dict, q: str, with_ci: bool, kind: str = "gmean") -> str:
+    """``q``'s ratio as ``value [low, high]``: ``kind`` ``gmean`` (the headline) or ``mean``."""
+    ci = "gmean_ci" if kind == "gmean" else "ci"
+    value = _num(row[f"{q}_ratio_{kind}"], 3)
+    if not with_ci or value == _NA:
+        return value
+    low, high = (_num(row[f"{q}_ratio_{ci}_{side}"], 3) for side in ("low", "high"))
+    return f"{value} [{low}, {high}]"
 
 
 def pooled(summary: pl.DataFrame) -> pl.DataFrame:
     """Per scheduler over every point: means over all topology runs, ratios over all pairs.
 
     ``avg_jct_h_mean`` / ``total_cost_mean`` are weighted by ``n_topologies``; ratio means and win
-    rates by ``n_pairs`` (so they are the mean and share over every paired topology). With one
-    point the CI columns are that point's; with several they are null (CIs are per point).
+    rates by ``n_pairs`` (so they are the mean and share over every paired topology), geometric
+    means by ``n_pairs`` in log space (so they are the geometric mean over every paired
+    topology). With one point the CI columns are that point's; with several they are null (CIs
+    are per point). Rows in role order, with a ``role`` column.
     """
     one_point = points(summary).height == 1
 
-    def weighted(col: str, weight: str) -> pl.Expr:
+    def weighted(col: str, weight: str, log: bool = False) -> pl.Expr:
         w = pl.col(weight).cast(pl.Float64)
-        total = (pl.col(col) * w).sum() / pl.when(pl.col(col).is_not_null()).then(w).sum()
-        return pl.when(pl.col(col).is_not_null().any()).then(total).alias(col)
+        x = pl.col(col).log() if log else pl.col(col)
+        total = (x * w).sum() / pl.when(pl.col(col).is_not_null()).then(w).sum()
+        return pl.when(pl.col(col).is_not_null().any()).then(
+            total.exp() if log else total).alias(col)
 
-    ci = [f"{q}_ratio_ci_{s}" for q in ("jct", "cost") for s in ("low", "high")]
+    ci = [f"{q}_ratio_{k}ci_{s}" for q in ("jct", "cost") for k in ("gmean_", "")
+          for s in ("low", "high")]
     out = summary.group_by("scheduler").agg(
         pl.len().alias("n_points"),
         pl.col("n_topologies").sum(),
         pl.col("n_pairs").sum(),
         weighted("avg_jct_h_mean", "n_topologies"),
         weighted("total_cost_mean", "n_topologies"),
+        *(weighted(f"{q}_ratio_gmean", "n_pairs", log=True) for q in ("jct", "cost")),
         *(
             weighted(f"{q}_{s}", "n_pairs")
             for q in ("jct", "cost")
@@ -66,15 +78,25 @@ def pooled(summary: pl.DataFrame) -> pl.DataFrame:
         *((pl.col(c).first() if one_point else pl.lit(None, pl.Float64)).alias(c) for c in ci),
     )
     order = scheduler_order(out["scheduler"].to_list())
+    out = out.with_columns(
+        pl.col("scheduler").map_elements(role_of, return_dtype=pl.String).alias("role"))
     return out.sort(pl.col("scheduler").replace_strict({n: i for i, n in enumerate(order)}))
+
+
+def _aligned(cells: list[Sequence[str]]) -> list[str]:
+    widths = [max(len(r[i]) for r in cells) for i in range(len(cells[0]))]
+    return ["  ".join(c.ljust(w) if i < 2 else c.rjust(w)
+                      for i, (c, w) in enumerate(zip(r, widths, strict=True))).rstrip()
+            for r in cells]
 
 
 def format_summary_table(summary: pl.DataFrame) -> str:
     """A compact per-scheduler table of ``summary`` for stdout, pooled over its points.
 
-    Columns: mean avg JCT (h) and its ratio to bace_pipe, mean total cost ($) and its ratio, the
-    win rates of bace_pipe, and the number of topology runs. With one point the ratios carry their
-    95 % bootstrap CI. Lines end without trailing blanks; no trailing newline.
+    Columns: scheduler, role, mean avg JCT (h), its ratio to the reference scheduler as a
+    geometric mean (the headline) and an arithmetic mean, the same for total cost ($), the win
+    rates of the reference, and the number of topology runs. With one point the geometric means
+    carry their 95 % bootstrap CI. Lines end without trailing blanks; no trailing newline.
     """
     if summary.is_empty():
         return "no results"
@@ -83,52 +105,30 @@ def format_summary_table(summary: pl.DataFrame) -> str:
     with_ci = n_points == 1
     head = (
         f"{n_points} point(s), {int(summary['n_topologies'].sum())} topology runs; "
-        f"x {BASELINE} = mean over topologies of value / {BASELINE}"
+        f"GM x {BASELINE} = geometric mean over topologies of value / {BASELINE}"
         + (" [95 % CI]" if with_ci else "")
-        + f"; win = share of topologies where {BASELINE} is strictly better"
+        + f", mean = arithmetic mean; win = share of topologies where {BASELINE} is strictly "
+        "better"
     )
-    cells = [
-        (
-            "scheduler",
-            "avg JCT h",
-            f"x {BASELINE}",
-            "cost $",
-            f"x {BASELINE}",
-            "JCT win",
-            "cost win",
-            "runs",
-        )
-    ]
+    cells = [("scheduler", "role", "avg JCT h", f"GM x {BASELINE}", "mean", "cost $",
+              f"GM x {BASELINE}", "mean", "JCT win", "cost win", "runs")]
     for row in table.iter_rows(named=True):
-        cells.append(
-            (
-                row["scheduler"],
-                _num(row["avg_jct_h_mean"], 3),
-                _ratio(row, "jct", with_ci),
-                _num(row["total_cost_mean"], 2),
-                _ratio(row, "cost", with_ci),
-                _pct(row["jct_win_rate"]),
-                _pct(row["cost_win_rate"]),
-                str(row["n_topologies"]),
-            )
-        )
-    widths = [max(len(r[i]) for r in cells) for i in range(len(cells[0]))]
-    lines = [head]
-    for r in cells:
-        lines.append(
-            "  ".join(
-                c.ljust(w) if i == 0 else c.rjust(w)
-                for i, (c, w) in enumerate(zip(r, widths, strict=True))
-            )
-        )
+        cells.append((
+            row["scheduler"], row["role"], _num(row["avg_jct_h_mean"], 3),
+            _ratio(row, "jct", with_ci), _ratio(row, "jct", False, "mean"),
+            _num(row["total_cost_mean"], 2), _ratio(row, "cost", with_ci),
+            _ratio(row, "cost", False, "mean"), _pct(row["jct_win_rate"]),
+            _pct(row["cost_win_rate"]), str(row["n_topologies"]),
+        ))
+    lines = [head, *_aligned(cells)]
     if table["n_pairs"].sum() == 0:
         lines.append(f"{BASELINE} absent: no ratios")
     return "\n".join(line.rstrip() for line in lines)
 
 
 def report_notes(summary: pl.DataFrame) -> list[str]:
-    """What the reader must know about the data: missing schedulers, points without bace_pipe,
-    duplicate rows dropped."""
+    """What the reader must know about the data: registered schedulers not in the results, points
+    without the reference scheduler, duplicate rows dropped."""
     notes = []
     present = set(summary["scheduler"].to_list())
     gone = [n for n in SCHEDULERS if n not in present]
@@ -150,79 +150,47 @@ def report_notes(summary: pl.DataFrame) -> list[str]:
 
 
 def _md_table(header: Sequence[str], rows: list[Sequence[str]]) -> list[str]:
-    align = ["---"] + ["---:"] * (len(header) - 1)
+    align = ["---", "---"] + ["---:"] * (len(header) - 2)
     return ["| " + " | ".join(r) + " |" for r in (header, align, *rows)]
 
 
 def _point_table(frame: pl.DataFrame) -> list[str]:
     header = (
-        "scheduler",
-        "topologies",
-        "avg JCT h mean",
-        "avg JCT h median",
-        "JCT ratio mean [95 % CI]",
-        "JCT ratio median",
-        "JCT win",
-        "cost $ mean",
-        "cost $ median",
-        "cost ratio mean [95 % CI]",
-        "cost ratio median",
-        "cost win",
-        "wait h",
-        "GPUs/job",
-        "multi-region",
-        "GPU util",
+        "scheduler", "role", "topologies", "avg JCT h mean", "avg JCT h median",
+        "JCT ratio GM [95 % CI]", "JCT ratio mean [95 % CI]", "JCT ratio median", "JCT win",
+        "cost $ mean", "cost $ median", "cost ratio GM [95 % CI]", "cost ratio mean [95 % CI]",
+        "cost ratio median", "cost win", "wait h", "GPUs/job", "multi-region", "GPU util",
     )
-    rows = []
-    for r in frame.iter_rows(named=True):
-        rows.append(
-            (
-                r["scheduler"],
-                str(r["n_topologies"]),
-                _num(r["avg_jct_h_mean"], 3),
-                _num(r["avg_jct_h_median"], 3),
-                _ratio(r, "jct", True),
-                _num(r["jct_ratio_median"], 3),
-                _pct(r["jct_win_rate"]),
-                _num(r["total_cost_mean"], 2),
-                _num(r["total_cost_median"], 2),
-                _ratio(r, "cost", True),
-                _num(r["cost_ratio_median"], 3),
-                _pct(r["cost_win_rate"]),
-                _num(r["mean_wait_h_mean"], 3),
-                _num(r["mean_gpus_mean"], 2),
-                _pct(r["multi_region_share_mean"]),
-                _pct(r["gpu_utilization_mean"]),
-            )
+    rows = [
+        (
+            r["scheduler"], role_of(r["scheduler"]), str(r["n_topologies"]),
+            _num(r["avg_jct_h_mean"], 3), _num(r["avg_jct_h_median"], 3),
+            _ratio(r, "jct", True), _ratio(r, "jct", True, "mean"),
+            _num(r["jct_ratio_median"], 3), _pct(r["jct_win_rate"]),
+            _num(r["total_cost_mean"], 2), _num(r["total_cost_median"], 2),
+            _ratio(r, "cost", True), _ratio(r, "cost", True, "mean"),
+            _num(r["cost_ratio_median"], 3), _pct(r["cost_win_rate"]),
+            _num(r["mean_wait_h_mean"], 3), _num(r["mean_gpus_mean"], 2),
+            _pct(r["multi_region_share_mean"]), _pct(r["gpu_utilization_mean"]),
         )
+        for r in frame.iter_rows(named=True)
+    ]
     return _md_table(header, rows)
 
 
 def _pooled_table(summary: pl.DataFrame) -> list[str]:
     table = pooled(summary)
     with_ci = points(summary).height == 1
-    header = (
-        "scheduler",
-        "points",
-        "topology runs",
-        "avg JCT h mean",
-        "JCT ratio mean",
-        "JCT win",
-        "cost $ mean",
-        "cost ratio mean",
-        "cost win",
-    )
+    header = ("scheduler", "role", "points", "topology runs", "avg JCT h mean", "JCT ratio GM",
+              "JCT ratio mean", "JCT win", "cost $ mean", "cost ratio GM", "cost ratio mean",
+              "cost win")
     rows = [
         (
-            r["scheduler"],
-            str(r["n_points"]),
-            str(r["n_topologies"]),
-            _num(r["avg_jct_h_mean"], 3),
-            _ratio(r, "jct", with_ci),
-            _pct(r["jct_win_rate"]),
-            _num(r["total_cost_mean"], 2),
-            _ratio(r, "cost", with_ci),
-            _pct(r["cost_win_rate"]),
+            r["scheduler"], r["role"], str(r["n_points"]), str(r["n_topologies"]),
+            _num(r["avg_jct_h_mean"], 3), _ratio(r, "jct", with_ci),
+            _ratio(r, "jct", with_ci, "mean"), _pct(r["jct_win_rate"]),
+            _num(r["total_cost_mean"], 2), _ratio(r, "cost", with_ci),
+            _ratio(r, "cost", with_ci, "mean"), _pct(r["cost_win_rate"]),
         )
         for r in table.iter_rows(named=True)
     ]
@@ -237,7 +205,7 @@ def write_report(
     sources: Sequence[Path] = (),
     echo: Callable[[str], None] | None = None,
 ) -> list[Path]:
-    """Write ``report.md``, ``summary.csv`` and the figures into ``out_dir``.
+    """Write ``report.md``, ``summary.csv`` and the figures into ``out_dir``, each atomically.
 
     Parameters
     ----------
@@ -256,6 +224,11 @@ def write_report(
     -------
     list of Path
         ``report.md``, ``summary.csv``, then every figure written.
+
+    Raises
+    ------
+    OSError
+        ``out_dir`` cannot take a file; no file is left half-written.
     """
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -271,9 +244,11 @@ def write_report(
     if sources:
         md += ["Results read from:", "", *(f"- `{s}`" for s in sources), ""]
     md += [
-        f"Ratios are per topology, value / `{BASELINE}` on the same topology, then averaged; "
-        "95 % CIs are percentile bootstraps over topologies; win = share of topologies where "
-        f"`{BASELINE}` is strictly better. Full numbers: `{SUMMARY_FILE}`.",
+        f"Ratios are per topology, value / `{BASELINE}` (the scheduler of role `paper`) on the "
+        "same topology. The headline is their geometric mean (GM; symmetric: swapping the two "
+        "schedulers inverts it), the arithmetic mean follows; 95 % CIs are percentile "
+        f"bootstraps over topologies; win = share of topologies where `{BASELINE}` is strictly "
+        f"better. Full numbers: `{SUMMARY_FILE}`.",
         "",
     ]
     if notes:
@@ -295,8 +270,6 @@ def write_report(
         if gone:
             md += [f"Not present here: {', '.join(gone)}.", ""]
         md += [*_point_table(frame), ""]
-    report = out_dir / REPORT_FILE
-    report.write_text("\n".join(md), encoding="utf-8")
-    csv = out_dir / SUMMARY_FILE
-    summary.write_csv(csv)
+    report = atomic_write_text(out_dir / REPORT_FILE, "\n".join(md))
+    csv = atomic_write(out_dir / SUMMARY_FILE, summary.write_csv)
     return [report, csv, *(o.path for o in outcomes if o.path is not None)]

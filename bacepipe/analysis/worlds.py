@@ -45,7 +45,8 @@ from bacepipe.analysis.claims import (
     estimate_of,
     with_point_sizes,
 )
-from bacepipe.analysis.schema import BASELINE, BASELINES, EXTENSION_KEYS, point_columns
+from bacepipe.analysis.roles import BASELINE, BASELINES
+from bacepipe.analysis.schema import EXTENSION_KEYS, point_columns
 from bacepipe.analysis.stats import paired_ratios, summarize, world_filter
 
 SCENARIOS = ("paper", "random", "aws10")
