@@ -12,7 +12,7 @@ order of legends come from its role (:mod:`bacepipe.analysis.roles`), so any num
 schedulers draws. Layout rules, checked by ``tests/test_figures.py``: a title names the scenario
 and only the settings that differ from the defaults (:func:`~bacepipe.analysis.stats.non_default`),
 wrapped to the figure's width; schedulers are told apart by a legend placed in the figure area
-beside or below the axes (constrained layout), never by labels at the data points.
+below the axes (constrained layout), never by labels at the data points.
 """
 
 from __future__ import annotations
@@ -125,23 +125,27 @@ def plot_normalized_bars(frame: pl.DataFrame, title: str, settings: str,
         ax.set_xticks(x, names, rotation=45, ha="right", rotation_mode="anchor",
                       fontsize=_FONT - 1)
         ax.set_ylabel(f"{label} / {BASELINE}", fontsize=_FONT)
-        ax.set_title(label, fontsize=_FONT)
+        ax.set_title(f"{label}: {_HEADLINE}", fontsize=_FONT)
     _role_legend(fig, names, colors)
     _title(fig, title, settings)
     return fig
 
 
-def _line_legend(fig: Figure, names: list[str], colors: Colors, where: str) -> None:
+def _legend_below(fig: Figure, handles: list, labels: list[str] | None = None) -> None:
+    """A figure legend under the axes, as many columns as the width holds: beside the axes it
+    would reach up into the centred title."""
+    cols = _legend_columns(len(handles), fig.get_figwidth())
+    if labels is None:
+        fig.legend(handles=handles, loc="outside lower center", fontsize=_FONT - 1, ncols=cols)
+    else:
+        fig.legend(handles, labels, loc="outside lower center", fontsize=_FONT - 1, ncols=cols)
+
+
+def _line_legend(fig: Figure, names: list[str], colors: Colors) -> None:
     handles = [Line2D([], [], color=colors[n][0], marker=colors[n][1], ms=4, label=n)
                for n in names]
     handles.append(Line2D([], [], color="k", lw=0.8, ls="--", label=f"{BASELINE} (= 1)"))
-    if where == "right":
-        rows = 24  # one column up to 24 entries, then more columns
-        fig.legend(handles=handles, loc="outside right upper", fontsize=_FONT - 1,
-                   ncols=1 + (len(handles) - 1) // rows)
-    else:
-        cols = _legend_columns(len(handles), fig.get_figwidth())
-        fig.legend(handles=handles, loc="outside lower center", fontsize=_FONT - 1, ncols=cols)
+    _legend_below(fig, handles)
 
 
 def plot_axis(frame: pl.DataFrame, axis: str, title: str, settings: str,
@@ -153,7 +157,7 @@ def plot_axis(frame: pl.DataFrame, axis: str, title: str, settings: str,
     names = [n for n in scheduler_order(frame["scheduler"].to_list()) if n != BASELINE]
     values = frame[axis].drop_nulls().unique().sort().to_list()
     numeric = frame.schema[axis].is_numeric()
-    fig = Figure(figsize=(9.0, 4.4 + 0.2 * (len(names) // 4)), layout="constrained")
+    fig = Figure(figsize=(9.0, 4.4 + 0.06 * len(names)), layout="constrained")
     for ax, (q, label) in zip(fig.subplots(1, 2), _QUANTITIES, strict=True):
         for name in names:
             rows = frame.filter(pl.col("scheduler") == name).sort(axis)
@@ -170,8 +174,8 @@ def plot_axis(frame: pl.DataFrame, axis: str, title: str, settings: str,
             ax.set_xticks(range(len(values)), [str(v) for v in values])
         ax.set_xlabel(axis, fontsize=_FONT)
         ax.set_ylabel(f"{label} / {BASELINE}", fontsize=_FONT)
-        ax.set_title(label, fontsize=_FONT)
-    _line_legend(fig, names, colors, "below")
+        ax.set_title(f"{label}: {_HEADLINE}", fontsize=_FONT)
+    _line_legend(fig, names, colors)
     _title(fig, title, settings)
     return fig
 
@@ -207,7 +211,7 @@ def plot_pareto(frame: pl.DataFrame, title: str, settings: str, normalized: bool
     frame = frame.sort(pl.col("scheduler").replace_strict({n: i for i, n in enumerate(names)}))
     x, y = (frame[c].to_numpy() for c in cols)
     front = set(pareto_front(x, y).tolist())
-    fig = Figure(figsize=(7.6, 4.8 + 0.12 * max(0, len(names) - 16)), layout="constrained")
+    fig = Figure(figsize=(7.6, 5.2 + 0.06 * len(names)), layout="constrained")
     ax = fig.subplots()
     line = pareto_front(x, y)
     ax.plot(x[line], y[line], "-", color="0.6", lw=1.5, zorder=1)
@@ -224,8 +228,7 @@ def plot_pareto(frame: pl.DataFrame, title: str, settings: str, normalized: bool
     handles, labels = ax.get_legend_handles_labels()
     handles.append(Line2D([], [], color="0.6", lw=1.5))
     labels.append("Pareto front (black edge)")
-    fig.legend(handles, labels, loc="outside right upper", fontsize=_FONT - 1,
-               ncols=1 + (len(labels) - 1) // 24)
+    _legend_below(fig, handles, labels)
     _title(fig, title, settings)
     return fig
 
@@ -237,7 +240,7 @@ def plot_ratio_cdf(ratios: pl.DataFrame, title: str, settings: str, colors: Colo
     ``ratios``: rows of :func:`bacepipe.analysis.paired_ratios` at one point.
     """
     names = [n for n in scheduler_order(ratios["scheduler"].to_list()) if n != BASELINE]
-    fig = Figure(figsize=(7.6, 4.6 + 0.12 * max(0, len(names) - 16)), layout="constrained")
+    fig = Figure(figsize=(7.6, 5.0 + 0.06 * len(names)), layout="constrained")
     ax = fig.subplots()
     drawn = []
     for name in names:
@@ -253,7 +256,7 @@ def plot_ratio_cdf(ratios: pl.DataFrame, title: str, settings: str, colors: Colo
     ax.set_xlabel(f"avg JCT / {BASELINE} per topology (log scale)", fontsize=_FONT)
     ax.set_ylabel("share of topologies", fontsize=_FONT)
     ax.set_ylim(0.0, 1.02)
-    _line_legend(fig, drawn, colors, "right")
+    _line_legend(fig, drawn, colors)
     _title(fig, title, settings)
     return fig
 
@@ -345,8 +348,8 @@ def render_figures(summary: pl.DataFrame, out_dir: Path,
     else:
         kind = f"ratios to {BASELINE}" if normalized else f"raw means (no ratios at {where})"
         outcome = FigureOutcome("Scatter", title, fig_dir / "jct_vs_cost.png", f"{where}, {kind}")
-        out.append((outcome, lambda: plot_pareto(at_ref, f"Scatter: {title}",
-                                                 settings_text(ref), normalized, colors)))
+        out.append((outcome, lambda t=title: plot_pareto(at_ref, f"Scatter: {t}",
+                                                         settings_text(ref), normalized, colors)))
 
     title = "CDF of per-topology avg-JCT ratios"
     if ratios is None:
@@ -359,8 +362,8 @@ def render_figures(summary: pl.DataFrame, out_dir: Path,
         out.append((FigureOutcome("CDF", title, None, why), None))
     else:
         outcome = FigureOutcome("CDF", title, fig_dir / "jct_ratio_cdf.png", where)
-        out.append((outcome, lambda: plot_ratio_cdf(at, f"CDF: {title}", settings_text(ref),
-                                                    colors)))
+        out.append((outcome, lambda t=title: plot_ratio_cdf(at, f"CDF: {t}", settings_text(ref),
+                                                            colors)))
     return out
 
 
