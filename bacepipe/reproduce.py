@@ -32,7 +32,6 @@ import polars as pl
 import bacepipe
 from bacepipe.analysis import find_runs, paired_ratios, scan_runs, summarize, write_report
 from bacepipe.analysis.claims import (
-    EXPLANATIONS,
     GROUPS,
     MATCH,
     MIXED,
@@ -41,8 +40,10 @@ from bacepipe.analysis.claims import (
     SAME,
     ClaimResult,
     evaluate_claims,
+    explain,
     verdict_counts,
 )
+from bacepipe.analysis.model_facts import model_facts
 from bacepipe.analysis.roles import BASELINE, scheduler_order
 from bacepipe.analysis.schema import point_columns
 from bacepipe.analysis.stats import points
@@ -189,7 +190,8 @@ def motivation_facts() -> list[str]:
     """Computed facts behind the placements: K*, b_j(K*), the largest pipeline each link speed
     carries, and BACE-Pipe's priorities at t = 0 (SPEC §2, §6), from the reference twin."""
     from bacepipe.model.generate import load_scenario
-    from bacepipe.sim.reference import hop_feasible, job_model, min_bandwidth_bps, order_priority
+    from bacepipe.policies.priority import twin as order_priority
+    from bacepipe.sim.reference import hop_feasible, job_model, min_bandwidth_bps
 
     sc = load_scenario("motivation")
     total = sum(r.gpus for r in sc.regions)
@@ -234,9 +236,12 @@ def _ours(result: ClaimResult) -> str:
 
 
 def claims_markdown(results: list[ClaimResult],
-                    explanations: Mapping[str, str] = EXPLANATIONS) -> list[str]:
+                    explanations: Mapping[str, str] | None = None) -> list[str]:
     """The claims section of ``reproduction.md``: a verdict count, then per group a table
-    (claim, paper, scenario, ours, n, verdict, reason) and its human-written explanation."""
+    (claim, paper, scenario, ours, n, verdict, reason) and its explanation (default: the
+    templates of :data:`EXPLANATIONS` filled by the current model, :func:`model_facts`)."""
+    if explanations is None:
+        explanations = explain(model_facts())
     md = ["## Headline claims (SPEC §11)", "",
           "Every number is a mean of paired per-topology ratios (value / value of the reference "
           "scheduler on the same topology) with its 95 % percentile-bootstrap CI. The paper's "
@@ -263,8 +268,9 @@ def claims_markdown(results: list[ClaimResult],
             md.append(_row([r.claim.text + ref, r.claim.paper_text(), r.scenario, _ours(r), n,
                             f"**{r.verdict}**", r.reason]))
         text = explanations.get(group, "Not yet analysed.")
-        md += ["", f"*Explanation (human-written, `EXPLANATIONS[\"{group}\"]` in "
-               "`bacepipe/analysis/claims.py`; the generator copies it unchanged):* " + text, ""]
+        md += ["", f"*Explanation (words human-written, `EXPLANATIONS[\"{group}\"]` in "
+               "`bacepipe/analysis/claims.py`; every number computed from the current model on "
+               "the shipped data by `bacepipe.analysis.model_facts`):* " + text, ""]
     return md
 
 

@@ -3,6 +3,7 @@ hand-made runs datasets whose verdicts are known by construction."""
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -23,8 +24,10 @@ from bacepipe.analysis.claims import (
     Claim,
     Estimate,
     evaluate_claims,
+    explain,
     judge,
 )
+from bacepipe.analysis.model_facts import model_facts
 from bacepipe.reproduce import MOTIVATION, claims_markdown, main
 
 DEFAULT = {"scenario": "random", "bandwidth_scale": 1.0, "gpu_scale": 1.0, "num_jobs": 8,
@@ -160,8 +163,43 @@ def test_markdown_rows_and_stable_explanations(tmp_path):
             "[1.300, 1.300]") in md
     assert "| **matches within CI** |" in md and "| **not run** |" in md
     assert "(vs ldf)" in md
+    filled = explain(model_facts())
     for group in GROUPS:
-        assert f'`EXPLANATIONS["{group}"]`' in md and EXPLANATIONS[group] in md
+        assert f'`EXPLANATIONS["{group}"]`' in md and filled[group] in md
+
+
+# --- numbers in the explanations are computed -------------------------------------------------
+
+#: Numbers a template may hold as text: references (SPEC §n, Eq. n, Fig. n, Table n), the sweep
+#: point a claim is about (its scale or job count), the topology and seed a fact was computed on,
+#: and the notation of a formula.
+_REFERENCE = re.compile(
+    r"§\d+|Eq\. \d+(–\d+)?|Fig\. \d+|(\d+(\.\d+)?×)|\b24 jobs|topology 0 of seed 0|t = 0|"
+    r"arrives at 0|α close to 0|near 1|\(L−1\)/M|b_j\(g\)|Table I+")
+
+
+def test_no_number_in_an_explanation_is_typed_by_hand():
+    for group, template in EXPLANATIONS.items():
+        text = _REFERENCE.sub("", re.sub(r"\{[a-z_0-9]+\}", "", template))
+        assert not re.search(r"\d", text), (group, re.findall(r".{20}\d.{20}", text))
+
+
+def test_explanation_numbers_are_the_current_model_on_the_shipped_data():
+    from bacepipe.model.generate import load_scenario
+    from bacepipe.sim.reference import job_model, min_bandwidth_bps
+
+    facts = model_facts()
+    filled = explain(facts)
+    assert "{" not in "".join(filled.values())  # every placeholder has a fact
+    sc = load_scenario("paper")
+    total = sum(r.gpus for r in sc.regions)
+    models = [job_model(j, sc.hardware, total) for j in sc.jobs]
+    need = sum(min_bandwidth_bps(m, m.k_star) for m in models) / 1e9
+    assert facts["bstar_sum"] == f"{need:.1f}" and f"need {need:.1f} Gbit/s" in filled["bandwidth"]
+    assert facts["sum_kstar"] == f"{sum(m.k_star for m in models):,}"
+    assert facts["gpus_total"] == f"{total:,}"
+    kstar = [m.k_star for m in models]
+    assert f"({min(kstar)}–{max(kstar)} GPUs for Table III)" in filled["fig4"]
 
 
 # --- python -m bacepipe.reproduce -------------------------------------------------------------

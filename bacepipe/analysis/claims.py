@@ -138,35 +138,38 @@ GROUPS = {
     "ablation": "Fig. 8: ablation",
 }
 
-#: Human-written explanation per group. The generator copies these verbatim and never edits
-#: them: change them here, by hand, when an analysis justifies it. Facts that hold for SPEC's
-#: model whatever the data are stated as such; causes not yet analysed are said to be.
+#: Human-written explanation per group, as templates: every number is a ``{name}`` filled by
+#: :func:`explain` from :func:`bacepipe.analysis.model_facts.model_facts` (the current model on
+#: the shipped data), so none is typed by hand (a test checks it). Change the words here, by hand,
+#: when an analysis justifies it. Facts that hold for SPEC's model whatever the data are stated as
+#: such; causes not yet analysed are said to be.
 EXPLANATIONS: dict[str, str] = {
     "fig4": (
-        "Under SPEC §2, K* equals a job's layer count (40–80 GPUs for Table III) whenever the "
-        "cluster has that many GPUs: with 100 Gbit/s inside a region every extra stage shortens "
-        "Eq. 1. So every scheduler gives a job at most K* GPUs, and a single region of the paper "
-        "topology (16–128 GPUs) often holds all of them. A job keeps its placement until it ends "
-        "(SPEC §5: no preemption, no resizing), and every job arrives at 0, so the start order "
-        "decides which job is left with the remaining GPUs more than who waits. BACE-Pipe's "
-        "priority (Eq. 9–12, with α close to 0 because reservations are small against 25–100 "
-        "Gbit/s links) ranks jobs by short single-GPU time, so the longest job is placed last, on "
-        "what is left (on paper topology 0 of seed 0, FLM-101B on OpenWebText gets 40 GPUs under "
-        "BACE-Pipe and 80 under LDF). Avg JCT over eight jobs whose times span hours to hundreds "
-        "of hours is dominated by the longest ones, which can outweigh the gain of starting the "
-        "short jobs first; single-region LCF/LDF cap each job at one region's free GPUs and "
-        "leave more for later jobs. Cost (Eq. 4) is a job's GPU-hours times the price of its "
-        "regions, and GPU-hours grow with the GPU count (pipeline fill (L−1)/M, per-stage "
-        "overhead), so a scheduler that gives jobs fewer GPUs pays less at equal prices. How much "
-        "each effect contributes per scheduler is not yet analysed."),
+        "Under SPEC §2, K* equals a job's layer count ({kstar_lo}–{kstar_hi} GPUs for Table III) "
+        "whenever the cluster has that many GPUs: with {intra_gbps} Gbit/s inside a region every "
+        "extra stage shortens Eq. 1. So every scheduler gives a job at most K* GPUs, and a single"
+        " region of the paper topology ({region_gpus_lo}–{region_gpus_hi} GPUs) often holds all "
+        "of them. A job keeps its placement until it ends (SPEC §5: no preemption, no resizing), "
+        "and every job arrives at 0, so the start order decides which job is left with the "
+        "remaining GPUs more than who waits. BACE-Pipe's priority (Eq. 9–12, with α close to 0 "
+        "because reservations are small against {random_links_lo}–{random_links_hi} Gbit/s links)"
+        " ranks jobs by short single-GPU time, so the longest job is placed last, on what is left"
+        " (on paper topology 0 of seed 0, {long_job}, the job of the longest single-GPU time, "
+        "gets {long_bace} GPUs under BACE-Pipe and {long_ldf} under LDF). Avg JCT over eight jobs"
+        " whose times span hours to hundreds of hours is dominated by the longest ones, which can"
+        " outweigh the gain of starting the short jobs first; single-region LCF/LDF cap each job "
+        "at one region's free GPUs and leave more for later jobs. Cost (Eq. 4) is a job's GPU-"
+        "hours times the price of its regions, and GPU-hours grow with the GPU count (pipeline "
+        "fill (L−1)/M, per-stage overhead), so a scheduler that gives jobs fewer GPUs pays less "
+        "at equal prices. How much each effect contributes per scheduler is not yet analysed."),
     "paradox": (
         "The paper attributes the paradox to head-of-line blocking: large jobs early in the FCFS "
         "queue acquire many GPUs across regions and hold them, starving later jobs. SPEC's model "
         "has the same mechanism (FCFS, placements fixed for a job's life), except that a later "
         "job still starts as soon as one GPU is free, on whatever remnant is left, and then runs "
-        "far longer (on paper topology 0 of seed 0, Gemma-3-27B on WikiText-103 gets 4 GPUs "
-        "under CR-LDF and 32 under LDF). Which jobs come early depends on Table III's order and "
-        "the datasets drawn, so the size of the effect varies with the topology; on random "
+        "far longer (on paper topology 0 of seed 0, {starved_job} gets {starved_crldf} GPUs under"
+        " CR-LDF and {starved_ldf} under LDF). Which jobs come early depends on Table III's order"
+        " and the datasets drawn, so the size of the effect varies with the topology; on random "
         "topologies, where regions are often smaller than K*, single-region LDF itself leaves "
         "jobs short of GPUs. The sizes of our effects are not yet analysed further."),
     "bandwidth": (
@@ -174,23 +177,25 @@ EXPLANATIONS: dict[str, str] = {
         "admitted placement Δ of Eq. 1 is set by compute and an inter-region hop adds only its "
         "transfer time once to the pipeline fill (milliseconds against hours). Bandwidth "
         "therefore changes results only through admission: how many GPUs a cross-region path may "
-        "hold. Table III jobs need b_j(K*) = 1.0–7.9 Gbit/s while links are 25–100 Gbit/s "
-        "(paper topology: 40–80) × the scale; all eight jobs at K* together need 40.3 Gbit/s, "
-        "about the slowest paper link, so at 1× a hop binds only when nearly every job crosses "
-        "the same link, and more bandwidth (1.5×) can change almost nothing. The paper explains "
-        "its 1.5× result by greedy expansion once Eq. 6 is easier to satisfy; in SPEC's model "
-        "that expansion is already unconstrained at 1×. Where our ratios differ between scales "
-        "the cause is not yet analysed."),
+        "hold. Table III jobs need b_j(K*) = {bstar_lo}–{bstar_hi} Gbit/s while links are "
+        "{random_links_lo}–{random_links_hi} Gbit/s (paper topology: "
+        "{paper_links_lo}–{paper_links_hi}) × the scale; all eight jobs at K* together need "
+        "{bstar_sum} Gbit/s, about the slowest paper link, so at 1× a hop binds only when nearly "
+        "every job crosses the same link, and more bandwidth (1.5×) can change almost nothing. "
+        "The paper explains its 1.5× result by greedy expansion once Eq. 6 is easier to satisfy; "
+        "in SPEC's model that expansion is already unconstrained at 1×. Where our ratios differ "
+        "between scales the cause is not yet analysed."),
     "gpu": (
         "Scaling GPUs changes region sizes against K* (fixed at the layer count unless the "
-        "cluster is smaller). At 0.5× the paper topology has 168 GPUs against Σ K* = 482 for the "
-        "eight jobs, so jobs queue or run on fewer GPUs under every scheduler; the mechanisms of "
-        "Fig. 4 (fixed placements, start order deciding who gets the remainder) still apply. The "
-        "causes of the sizes of our effects are not yet analysed."),
+        "cluster is smaller). At 0.5× the paper topology has {gpus_half} GPUs against Σ K* = "
+        "{sum_kstar} for the eight jobs, so jobs queue or run on fewer GPUs under every "
+        "scheduler; the mechanisms of Fig. 4 (fixed placements, start order deciding who gets the"
+        " remainder) still apply. The causes of the sizes of our effects are not yet analysed."),
     "jobs": (
-        "With 24 jobs (Table III cycled three times) Σ K* = 1,446 GPUs against 336 on the paper "
-        "topology, so most jobs wait and the start order matters through waiting as well as "
-        "through GPU counts. The cause of the size of our effect is not yet analysed."),
+        "With 24 jobs (Table III cycled three times) Σ K* = {sum_kstar_24} GPUs against "
+        "{gpus_total} on the paper topology, so most jobs wait and the start order matters "
+        "through waiting as well as through GPU counts. The cause of the size of our effect is "
+        "not yet analysed."),
     "ablation": (
         "When no hop binds (see Fig. 5), every cross-region policy grows a path until it holds "
         "min(K*, free GPUs), from any start region: Pathfinder and CR-LDF give a job the same "
@@ -199,9 +204,17 @@ EXPLANATIONS: dict[str, str] = {
         "over the same path, so w/o Cost-Min also changes cost, not time. Both ablations can "
         "therefore change avg JCT only through the residual GPUs later jobs see, and we expect "
         "JCT ratios near 1. W/o Priority keeps Pathfinder and Cost-Min but starts jobs in FCFS "
-        "order, which changes which job gets the remaining GPUs (see Fig. 4): its JCT follows "
-        "the FCFS cross-region baselines."),
+        "order, which changes which job gets the remaining GPUs (see Fig. 4): its JCT follows the"
+        " FCFS cross-region baselines."),
 }
+
+
+def explain(facts: Mapping[str, str],
+            templates: Mapping[str, str] | None = None) -> dict[str, str]:
+    """The explanations with their numbers filled in from ``facts`` (see
+    :func:`bacepipe.analysis.model_facts.model_facts`); ``templates`` defaults to
+    :data:`EXPLANATIONS`."""
+    return {k: t.format_map(facts) for k, t in (templates or EXPLANATIONS).items()}
 
 
 @dataclass(frozen=True)
