@@ -1,8 +1,9 @@
 """``python -m bacepipe.simulate SCENARIO --scheduler NAME [--json]``: one scenario, one schedule.
 
-SCENARIO is a YAML file (SPEC §9) or a built-in name (``paper``, ``motivation``, ``random``). The
-generation flags pick the exact topology a sweep row simulated (``--seed``, ``--topology``, the
-scales), so any row can be replayed and read job by job.
+SCENARIO is a YAML file (SPEC §9) or a built-in name (``paper``, ``motivation``, ``random``,
+``aws10``). The generation flags pick the exact topology a sweep row simulated (``--seed``,
+``--topology``, the scales, the start rule), so any row can be replayed and read job by job.
+``--plugin FILE`` (repeatable) loads a user's parts and schedulers first.
 """
 
 from __future__ import annotations
@@ -12,7 +13,8 @@ import sys
 
 from bacepipe.cli import OneLineParser, run_cli
 from bacepipe.model.generate import generate_batch
-from bacepipe.policies import SCHEDULERS, check_schedulers
+from bacepipe.model.scenario import START_RULES
+from bacepipe.policies import SCHEDULERS, check_schedulers, load_plugins
 from bacepipe.sim.run import run_scenario
 
 
@@ -28,6 +30,12 @@ def _parser() -> OneLineParser:
     p.add_argument("--gpu-scale", type=float, default=1.0)
     p.add_argument("--num-jobs", type=int, default=8, help="jobs (random and paper)")
     p.add_argument("--num-regions", type=int, default=6, help="regions (random)")
+    p.add_argument("--start-rule", choices=START_RULES, default=None,
+                   help="SPEC §13 start rule (default: the scenario's, else greedy)")
+    p.add_argument("--plan-slack", type=float, default=None,
+                   help="spt_plan's slack ε >= 0 (SPEC §14; default: the scenario's, else 0.2)")
+    p.add_argument("--plugin", action="append", default=[], dest="plugins", metavar="FILE",
+                   help="a Python file or module registering parts and schedulers (repeatable)")
     return p
 
 
@@ -53,10 +61,12 @@ def main(argv=None) -> int:
     args = _parser().parse_args(argv)
 
     def body() -> int:
+        load_plugins(args.plugins)
         check_schedulers(args.scheduler)
         scenario = generate_batch(
             args.scenario, args.seed, [args.topology], bandwidth_scale=args.bandwidth_scale,
             gpu_scale=args.gpu_scale, num_jobs=args.num_jobs, num_regions=args.num_regions,
+            start_rule=args.start_rule, plan_slack=args.plan_slack,
         ).scenario(0)
         result = run_scenario(scenario, args.scheduler)
         print(json.dumps(result) if args.json else format_table(result))

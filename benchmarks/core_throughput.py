@@ -1,7 +1,9 @@
 """Simulations per second of the batched numba core vs the plain-Python twin, on the same
-scenarios in one run (paper setting: 6 regions, 8 jobs, every scheduler), after compilation.
+scenarios in one run (paper setting: 6 regions, 8 jobs), after compilation; then the time per
+simulation of each scheduler under each start rule (SPEC §13), batched one scheduler at a time.
 
     python benchmarks/core_throughput.py [--topologies 20000] [--twin-topologies 100]
+        [--schedulers paper|all|name,name] [--extensions] [--per-scheduler]
 """
 
 import argparse
@@ -11,21 +13,33 @@ from _common import header, table, timer
 import bacepipe
 from bacepipe.core import simulate_batch
 from bacepipe.model.generate import generate_batch
+from bacepipe.model.scenario import START_RULES
+from bacepipe.policies import PAPER_SCHEDULERS, SCHEDULER_PARTS
 from bacepipe.sim.reference import simulate_reference
+
+
+def _schedulers(text: str) -> tuple[str, ...]:
+    if text == "paper":
+        return PAPER_SCHEDULERS
+    return tuple(SCHEDULER_PARTS) if text == "all" else tuple(text.split(","))
 
 
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--topologies", type=int, default=20_000)
     p.add_argument("--twin-topologies", type=int, default=100)
+    p.add_argument("--schedulers", default="paper",
+                   help="paper (the eight of SPEC §7, default), all, or names with commas")
     p.add_argument("--extensions", action="store_true",
                    help="switch on latency (geo), GPU memory, time-of-use prices and arrivals")
+    p.add_argument("--per-scheduler", action="store_true",
+                   help="also time each scheduler alone under each start rule")
     args = p.parse_args()
     options = dict(latency="geo", memory_model="adam_mixed", price_profile="business",
                    arrivals="poisson", arrival_rate_per_h=0.5) if args.extensions else {}
     header("core throughput: batched numba core vs plain-Python twin" +
            (" (extensions on)" if args.extensions else ""))
-    schedulers = bacepipe.SCHEDULERS
+    schedulers = _schedulers(args.schedulers)
     batch = generate_batch("random", 0, range(args.topologies), **options)
     simulate_batch(generate_batch("random", 0, range(2), **options), schedulers)  # compile
     with timer() as core_s:
@@ -38,15 +52,25 @@ def main() -> None:
                     simulate_reference(scenario, scheduler)
                 except bacepipe.InputError:
                     pass  # the memory model can make a job unplaceable; both stop there
-    core_rate = args.topologies * len(schedulers) / core_s()
-    twin_rate = args.twin_topologies * len(schedulers) / twin_s()
+    core_sims, twin_sims = args.topologies * len(schedulers), args.twin_topologies * len(schedulers)
+    core_rate, twin_rate = core_sims / core_s(), twin_sims / twin_s()
     table([
-        {"implementation": "numba core (batched)", "simulations": args.topologies * 8,
+        {"implementation": "numba core (batched)", "simulations": core_sims,
          "seconds": core_s(), "sims_per_s": core_rate, "us_per_sim": 1e6 / core_rate},
-        {"implementation": "plain-Python twin", "simulations": args.twin_topologies * 8,
+        {"implementation": "plain-Python twin", "simulations": twin_sims,
          "seconds": twin_s(), "sims_per_s": twin_rate, "us_per_sim": 1e6 / twin_rate},
     ])
     print(f"speed-up: {core_rate / twin_rate:,.0f}x")
+    if args.per_scheduler:
+        rows = []
+        for rule in START_RULES:
+            ruled = batch._replace(start_rule=rule)
+            for name in schedulers:
+                with timer() as seconds:
+                    simulate_batch(ruled, (name,))
+                rows.append({"start_rule": rule, "scheduler": name,
+                             "us_per_sim": 1e6 * seconds() / args.topologies})
+        table(rows)
 
 
 if __name__ == "__main__":

@@ -8,9 +8,9 @@ import pytest
 
 from bacepipe.model.generate import generate_batch, load_scenario
 from bacepipe.model.scenario import parse_scenario
+from bacepipe.policies import SCHEDULERS
 from bacepipe.sim.invariants import check_schedule
 from bacepipe.sim.reference import (
-    SCHEDULERS,
     iteration_time_s,
     job_cost,
     job_model,

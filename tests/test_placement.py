@@ -8,15 +8,19 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from bacepipe.core.model import C_ACT_BITS, C_KSTAR, C_OVERHEAD_S, C_WORK, N_CONST
-from bacepipe.core.placement import A_COST_MIN, A_FILL, A_UNIFORM, P_PATHFINDER, allocate, place
+from bacepipe.policies import cost_min, fill, pathfinder, uniform
+from bacepipe.policies.api import Cluster, Decision, make_work
+
+A_COST_MIN, A_FILL, A_UNIFORM = cost_min.kernel, fill.kernel, uniform.kernel
 
 small_paths = st.lists(st.tuples(st.integers(1, 6), st.sampled_from([0.1, 0.2, 0.2, 0.3, 0.5])),
                        min_size=1, max_size=4)
 
 
-def _alloc(kind, free, price, path, g):
+def _alloc(allocate, free, price, path, g):
     out = np.zeros(len(free), dtype=np.int64)
-    allocate(kind, np.asarray(path, dtype=np.int64), len(path), g, free, price, out)
+    cluster = Cluster(free, np.zeros((len(free), len(free))), np.asarray(price, dtype=float))
+    allocate(np.asarray(path, dtype=np.int64), len(path), g, cluster, out)
     return out
 
 
@@ -75,10 +79,10 @@ def test_phase_one_picks_cheapest_region_that_fits(free, prices, kstar):
     const = np.zeros(N_CONST)
     const[C_KSTAR], const[C_WORK], const[C_OVERHEAD_S], const[C_ACT_BITS] = kstar, 1.0, 0.0, 1e6
     resid = np.full((n, n), 10.0)
-    path, alloc = np.full(n, -1, dtype=np.int64), np.zeros(n, dtype=np.int64)
-    work = [np.zeros(n, dtype=np.int64), np.zeros(n, dtype=np.int64), np.zeros(n, dtype=bool),
-            np.zeros(n, dtype=np.int64)]
-    plen, g = place(P_PATHFINDER, A_COST_MIN, const, free, resid, price, path, alloc, *work)
+    out = Decision(np.full(n, -1, dtype=np.int64), np.zeros(n, dtype=np.int64))
+    path, alloc = out
+    plen, g = pathfinder.kernel(const, kstar, Cluster(free, resid, price), make_work(n, 1),
+                                cost_min.kernel, out)
     fitting = [r for r in range(n) if free[r] >= kstar]
     if fitting:
         cheapest = min(fitting, key=lambda r: (price[r], r))

@@ -8,17 +8,23 @@ from bacepipe.errors import InputError
 from bacepipe.model.generate import load_scenario
 from bacepipe.model.hardware import Hardware
 from bacepipe.model.scenario import parse_scenario
-from bacepipe.sim import reference as ref
-from bacepipe.sim.reference import (
-    SCHEDULER_PARTS,
+from bacepipe.policies import (
+    PAPER_SCHEDULERS,
     SCHEDULERS,
-    ClusterState,
-    allocate_cost_min,
-    allocate_fill,
-    allocate_uniform,
-    job_model,
-    simulate_reference,
+    cost_min,
+    cr_lcf,
+    cr_ldf,
+    fcfs,
+    fill,
+    lcf,
+    pathfinder,
+    priority,
+    uniform,
 )
+from bacepipe.sim import reference as ref
+from bacepipe.sim.reference import ClusterState, job_model, simulate_reference
+
+allocate_fill, allocate_cost_min, allocate_uniform = fill.twin, cost_min.twin, uniform.twin
 
 SMALL_JOB = {"name": "J", "params_b": 14, "layers": 8, "hidden": 5120, "batch_size": 512,
              "dataset_samples": 52002}
@@ -141,8 +147,8 @@ def test_regions_without_free_gpus_are_invisible():
     state = ClusterState(scn)
     state.free[0] = 0
     jm = model_of(scn)
-    assert ref.place_lcf(state, jm, [0.1, 0.2], allocate_fill) == ([1], [4])
-    assert ref.place_pathfinder(state, jm, [0.1, 0.2], allocate_cost_min) == ([1], [4])
+    assert lcf.twin(state, jm, jm.k_star, [0.1, 0.2], allocate_fill) == ([1], [4])
+    assert pathfinder.twin(state, jm, jm.k_star, [0.1, 0.2], allocate_cost_min) == ([1], [4])
 
 
 def test_pathfinder_phase1_cheapest_region_that_fits_k():
@@ -151,7 +157,7 @@ def test_pathfinder_phase1_cheapest_region_that_fits_k():
     jm = model_of(scn)
     assert jm.k_star == 8
     state = ClusterState(scn)
-    got = ref.place_pathfinder(state, jm, [0.3, 0.1, 0.2], allocate_cost_min)
+    got = pathfinder.twin(state, jm, jm.k_star, [0.3, 0.1, 0.2], allocate_cost_min)
     assert got == ([2], [8])
 
 
@@ -163,9 +169,9 @@ def test_pathfinder_phase2_most_gpus_then_lower_average_price():
     assert jm.k_star == 8
     state = ClusterState(scn)
     # starts 0 and 1 give [0,1]/[1,0] at avg 0.2; start 2 gives [2,0,1] = [2,2,4] at avg 0.15
-    assert ref.grow_path(state, jm, 0) == ([0, 1], 8)
-    assert ref.grow_path(state, jm, 2) == ([2, 0, 1], 8)
-    got = ref.place_pathfinder(state, jm, prices, allocate_cost_min)
+    assert ref.grow_path(state, jm, jm.k_star, 0) == ([0, 1], 8)
+    assert ref.grow_path(state, jm, jm.k_star, 2) == ([2, 0, 1], 8)
+    got = pathfinder.twin(state, jm, jm.k_star, prices, allocate_cost_min)
     assert got == ([2, 0, 1], [2, 2, 4])
 
 
@@ -175,10 +181,11 @@ def test_pathfinder_equal_average_price_keeps_the_earlier_start():
     scn = scenario([3, 3, 3], prices, links)
     jm = model_of(scn)
     state = ClusterState(scn)
-    assert ref.grow_path(state, jm, 1) == ([1, 2], 6)  # hop 2→0 is too thin
+    assert ref.grow_path(state, jm, jm.k_star, 1) == ([1, 2], 6)  # hop 2→0 is too thin
     # starts 0 and 2 both reach 8 GPUs with the same allocation; sums in path order may differ by
     # rounding, which the 1e-12 tolerance absorbs
-    assert ref.place_pathfinder(state, jm, prices, allocate_cost_min) == ([0, 1, 2], [2, 3, 3])
+    got = pathfinder.twin(state, jm, jm.k_star, prices, allocate_cost_min)
+    assert got == ([0, 1, 2], [2, 3, 3])
 
 
 def test_cr_lcf_skips_an_infeasible_region_and_continues():
@@ -186,7 +193,7 @@ def test_cr_lcf_skips_an_infeasible_region_and_continues():
     scn = scenario([3, 3, 3], [0.1, 0.2, 0.3], links)
     jm = model_of(scn)
     state = ClusterState(scn)
-    assert ref.place_cr_lcf(state, jm, [0.1, 0.2, 0.3], allocate_fill) == ([0, 2], [3, 3])
+    assert cr_lcf.twin(state, jm, jm.k_star, [0.1, 0.2, 0.3], allocate_fill) == ([0, 2], [3, 3])
 
 
 def test_cr_ldf_stops_at_the_first_infeasible_hop():
@@ -195,7 +202,7 @@ def test_cr_ldf_stops_at_the_first_infeasible_hop():
     jm = model_of(scn)
     state = ClusterState(scn)
     # starts at R1 (most GPUs); its best hop has 0 Gbit/s: infeasible, stop
-    assert ref.place_cr_ldf(state, jm, [0.1, 0.2, 0.3], allocate_fill) == ([1], [5])
+    assert cr_ldf.twin(state, jm, jm.k_star, [0.1, 0.2, 0.3], allocate_fill) == ([1], [5])
 
 
 def test_reservation_and_exact_reset_on_release():
@@ -222,9 +229,9 @@ def test_priority_order_follows_alpha():
     assert models[1].exec_1gpu_s < models[0].exec_1gpu_s
     assert models[1].b_star_bps > models[0].b_star_bps
     arrivals = [0.0, 0.0]
-    assert ref.order_priority([0, 1], models, arrivals, 0.0) == [1, 0]  # shortest first
-    assert ref.order_priority([0, 1], models, arrivals, 1.0) == [0, 1]  # least bandwidth first
-    assert ref.order_fcfs([1, 0], models, [5.0, 5.0], 0.0) == [0, 1]
+    assert priority.twin([0, 1], models, arrivals, 0.0) == [1, 0]  # shortest first
+    assert priority.twin([0, 1], models, arrivals, 1.0) == [0, 1]  # least bandwidth first
+    assert fcfs.twin([1, 0], models, [5.0, 5.0], 0.0) == [0, 1]
 
 
 def test_link_share_alpha():
@@ -247,7 +254,7 @@ def test_staggered_arrivals_wait_for_release():
     jm = model_of(scn)
     exec_s = jm.iterations * ref.iteration_time_s(jm, scn, [0], [8])
     assert exec_s > 36  # A still runs when B arrives
-    for name in SCHEDULERS:
+    for name in PAPER_SCHEDULERS:  # greedy start rule (SPEC §5)
         out = simulate_reference(scn, name)
         a, b, c = out["jobs"]
         assert a["start_h"] == 0 and a["end_h"] == exec_s / 3600
@@ -309,10 +316,3 @@ def test_memory_model_job_that_never_fits_one_region():
     assert err.value.field == "jobs[0]"
     row = simulate_reference(scn, "cr_ldf")["jobs"][0]
     assert sum(row["gpus"].values()) >= 26
-
-
-def test_scheduler_table_names_every_scheduler():
-    assert set(SCHEDULER_PARTS) == set(SCHEDULERS) and len(SCHEDULERS) == 8
-    for ordering, placement, allocator in SCHEDULER_PARTS.values():
-        assert ordering in ref.ORDERINGS and placement in ref.PLACEMENTS
-        assert allocator in ref.ALLOCATORS

@@ -13,19 +13,21 @@ import numpy as np
 
 from bacepipe.core.loop import (
     METRICS,
+    STATUS_BAD_DECISION,
     STATUS_NEVER_PLACED,
     STATUS_OK,
     STATUS_TOO_FEW_GPUS,
+    BatchInputs,
     empty_outputs,
     simulate_batch_kernel,
     simulate_batch_serial,
 )
 from bacepipe.core.model import C_KSTAR, C_MIN_GPUS
 from bacepipe.model.batch import ScenarioBatch
-from bacepipe.policies import check_schedulers, scheduler_codes
+from bacepipe.policies import KINDS, check_schedulers, get_part, part_names, parts_of
 
-__all__ = ["METRICS", "STATUS_NEVER_PLACED", "STATUS_OK", "STATUS_TOO_FEW_GPUS", "BatchResult",
-           "simulate_batch"]
+__all__ = ["METRICS", "STATUS_BAD_DECISION", "STATUS_NEVER_PLACED", "STATUS_OK",
+           "STATUS_TOO_FEW_GPUS", "BatchResult", "simulate_batch"]
 
 
 class BatchResult(NamedTuple):
@@ -57,21 +59,79 @@ class BatchResult(NamedTuple):
     schedulers: tuple[str, ...]
 
 
+def compiled_parts() -> tuple[tuple, ...]:
+    """Per kind (:data:`~bacepipe.policies.KINDS` order), the kernels of every registered part
+    that has one, and a map (kind, name) -> index into them."""
+    tuples, index = [], {}
+    for kind in KINDS:
+        kernels = []
+        for name in part_names(kind):
+            part = get_part(kind, name)
+            if part.kernel is not None:
+                index[kind, name] = len(kernels)
+                kernels.append(part.kernel)
+        tuples.append(tuple(kernels))
+    return tuple(tuples), index
+
+
+def _codes(names, start_rule: str, index: dict) -> np.ndarray:
+    """int64[S, 5]: the part indices of each scheduler and whether its ordering is static."""
+    rows = []
+    for name in names:
+        parts = parts_of(name, start_rule)
+        rows.append([index[kind, parts[kind].name] for kind in KINDS]
+                    + [int(parts["ordering"].static)])
+    return np.array(rows, dtype=np.int64).reshape(len(rows), len(KINDS) + 1)
+
+
+def batch_inputs(batch: ScenarioBatch) -> BatchInputs:
+    """The batch as the kernel reads it (contiguous arrays, latency in seconds)."""
+    c = np.ascontiguousarray
+    return BatchInputs(
+        batch.hardware.as_array(), batch.memory_on, batch.time_of_use, float(batch.plan_slack),
+        c(batch.gpus), c(batch.price), c(batch.links_gbps), c(batch.latency_ms) / 1000.0,
+        c(batch.price_profile), c(batch.utc_offset_h), c(batch.params_b), c(batch.layers),
+        c(batch.hidden), c(batch.batch_size), c(batch.dataset_samples), c(batch.epochs),
+        c(batch.arrival_h))
+
+
 def simulate_batch(batch: ScenarioBatch, schedulers) -> BatchResult:
-    """Simulate every topology of ``batch`` under every scheduler (parallel over topologies)."""
+    """Simulate every topology of ``batch`` under every scheduler (parallel over topologies).
+
+    Schedulers whose parts all have kernels run in one call of the compiled core; a scheduler
+    with a plain-Python part runs through the reference event loop, topology by topology, into
+    the same arrays (``bacepipe.policies.engine_of`` says which).
+    """
     names = check_schedulers(schedulers, "schedulers")
     t, r = batch.gpus.shape
     j = batch.params_b.shape[1]
     out = empty_outputs(t, len(names), j, r)
-    c = np.ascontiguousarray
-    run = simulate_batch_kernel if t > 1 else simulate_batch_serial
-    run(
-        batch.hardware.as_array(), scheduler_codes(names), batch.memory_on, batch.time_of_use,
-        c(batch.gpus), c(batch.price), c(batch.links_gbps), c(batch.latency_ms) / 1000.0,
-        c(batch.price_profile), c(batch.utc_offset_h), c(batch.params_b), c(batch.layers),
-        c(batch.hidden), c(batch.batch_size), c(batch.dataset_samples), c(batch.epochs),
-        c(batch.arrival_h), *out)
-    metrics, status, bad_job, const, start, end, cost, alloc, path, plen = out
-    return BatchResult(metrics, status, bad_job, const[:, :, C_KSTAR].astype(np.int64),
-                       const[:, :, C_MIN_GPUS].astype(np.int64), start, end, cost, alloc, path,
-                       plen, names)
+    parts, index = compiled_parts()
+    compiled = [s for s, name in enumerate(names)
+                if all((kind, part.name) in index
+                       for kind, part in parts_of(name, batch.start_rule).items())]
+    if compiled:
+        run = simulate_batch_kernel if t > 1 else simulate_batch_serial
+        sub = empty_outputs(t, len(compiled), j, r) if len(compiled) < len(names) else out
+        run(batch_inputs(batch), sub, _codes([names[s] for s in compiled], batch.start_rule,
+                                             index), *parts)
+        if sub is not out:
+            _scatter(sub, out, compiled)
+    slow = [s for s in range(len(names)) if s not in compiled]
+    if slow:
+        from bacepipe.sim.reference import fill_outputs
+
+        fill_outputs(batch, [names[s] for s in slow], slow, out)
+    return BatchResult(out.metrics, out.status, out.bad_job,
+                       out.const[:, :, C_KSTAR].astype(np.int64),
+                       out.const[:, :, C_MIN_GPUS].astype(np.int64), out.start_s, out.end_s,
+                       out.cost, out.alloc, out.path, out.plen, names)
+
+
+def _scatter(sub, out, columns) -> None:
+    """Copy the per-scheduler outputs of ``sub`` into scheduler columns ``columns`` of ``out``."""
+    for field in out._fields:
+        if field == "const":
+            out.const[...] = sub.const
+        else:
+            getattr(out, field)[:, columns] = getattr(sub, field)

@@ -1,10 +1,13 @@
-"""Numba kernels of the event loop (SPEC §5, §6, §10a) and the batched entry point.
+"""Numba kernels of the event loop (SPEC §5, §6, §10a, §13) and the batched entry point.
 
-:func:`simulate_one` runs one topology under one scheduler; :func:`simulate_batch_kernel` runs T
-topologies (``prange``) × S schedulers. The plain-Python twin is :mod:`bacepipe.sim.reference`.
+:func:`simulate_one` runs one topology under one scheduler, calling its parts (orderings, start
+rules, placements, allocators of :mod:`bacepipe.policies`) as first-class functions;
+:func:`simulate_batch_kernel` runs T topologies (``prange``) × S schedulers. The plain-Python
+twin is :mod:`bacepipe.sim.reference`.
 """
 
 import types
+from typing import NamedTuple
 
 import numpy as np
 from numba import prange
@@ -13,204 +16,288 @@ from bacepipe.core.jit import kernel
 from bacepipe.core.model import (
     C_ACT_BITS,
     C_ARRIVAL_S,
-    C_BSTAR,
-    C_E1,
-    C_ITERS,
-    C_MIN_GPUS,
     HW_POWER_KW,
     N_CONST,
+    hop_feasible,
     job_constants,
-    placement_iter_time,
     price_at,
     t_comp,
-    tou_energy_price,
 )
-from bacepipe.core.placement import place
+from bacepipe.core.projection import execution_s, placement_cost
 from bacepipe.metrics import METRICS
+from bacepipe.policies.api import (
+    DONE,
+    FUTURE,
+    PENDING,
+    RUNNING,
+    Cluster,
+    Decision,
+    Run,
+    make_work,
+)
 
-STATUS_OK, STATUS_NEVER_PLACED, STATUS_TOO_FEW_GPUS = 0, 1, 2
+STATUS_OK, STATUS_NEVER_PLACED, STATUS_TOO_FEW_GPUS, STATUS_BAD_DECISION = 0, 1, 2, 3
 N_METRICS = len(METRICS)
 
-# Job states.
-_FUTURE, _PENDING, _RUNNING, _DONE = 0, 1, 2, 3
+
+class BatchInputs(NamedTuple):
+    """T topologies of R regions and J jobs, as the batched kernel reads them.
+
+    hardware : float64[9]  (:data:`bacepipe.model.hardware.HARDWARE_FIELDS` order)
+    memory_on, time_of_use : bool   SPEC §12 switches.
+    plan_slack : float     SPEC §14's ε.
+    gpus : int64[T, R]; price, utc_offset_h : float64[T, R]; profile : float64[T, R, 24]
+    links, latency_s : float64[T, R, R]   Gbit/s, one-way s.
+    params_b, epochs, arrival_h : float64[T, J]; layers, hidden, batch_size, samples : int64[T, J]
+    """
+
+    hardware: np.ndarray
+    memory_on: bool
+    time_of_use: bool
+    plan_slack: float
+    gpus: np.ndarray
+    price: np.ndarray
+    links: np.ndarray
+    latency_s: np.ndarray
+    profile: np.ndarray
+    utc_offset_h: np.ndarray
+    params_b: np.ndarray
+    layers: np.ndarray
+    hidden: np.ndarray
+    batch_size: np.ndarray
+    samples: np.ndarray
+    epochs: np.ndarray
+    arrival_h: np.ndarray
+
+
+class BatchOutputs(NamedTuple):
+    """What the batched kernel writes; leading axes [T, S] ([T] for ``const``).
+
+    metrics : float64[T, S, N_METRICS]; status, bad_job : int64[T, S]
+    const : float64[T, J, N_CONST]; start_s, end_s, cost : float64[T, S, J]
+    alloc, path : int64[T, S, J, R]; plen : int64[T, S, J]
+    """
+
+    metrics: np.ndarray
+    status: np.ndarray
+    bad_job: np.ndarray
+    const: np.ndarray
+    start_s: np.ndarray
+    end_s: np.ndarray
+    cost: np.ndarray
+    alloc: np.ndarray
+    path: np.ndarray
+    plen: np.ndarray
+
+
+#: Columns of the scheduler codes: indices into the part tuples, and whether the ordering's key
+#: is static.
+CODE_ORDERING, CODE_START_RULE, CODE_PLACEMENT, CODE_ALLOCATOR, CODE_STATIC = range(5)
 
 
 @kernel
-def _alpha(state, hops, reserved_gbps, link_total):
+def _alpha(run, link_total):
     """Eq. 11: reserved over nominal inter-region bandwidth, both directions, running jobs in
     index order (0 when there are no links)."""
     if link_total <= 0.0:
         return 0.0
     used = 0.0
-    for j in range(state.shape[0]):
-        if state[j] == _RUNNING:
-            used += 2.0 * hops[j] * reserved_gbps[j]
+    for j in range(run.state.shape[0]):
+        if run.state[j] == RUNNING:
+            used += 2.0 * (run.plen[j] - 1) * run.reserved[j]
     return used / link_total
 
 
 @kernel
-def _priorities(const, state, hops, reserved_gbps, link_total, out):
-    """Eq. 9–12 over the pending jobs (others untouched)."""
-    alpha = _alpha(state, hops, reserved_gbps, link_total)
-    max_e1, max_b = 0.0, 0.0
-    for j in range(state.shape[0]):
-        if state[j] == _PENDING:
-            max_e1 = max(max_e1, const[j, C_E1])
-            max_b = max(max_b, const[j, C_BSTAR])
-    for j in range(state.shape[0]):
-        if state[j] == _PENDING:
-            intensity = const[j, C_E1] / max_e1
-            sensitivity = const[j, C_BSTAR] / max_b
-            out[j] = (1.0 - alpha) * (1.0 - intensity) + alpha * (1.0 - sensitivity)
+def _order_keys(order, static, run, link_total, pending, keys):
+    """Keys of the pending jobs (a static ordering keeps the keys it gave at arrival)."""
+    n = 0
+    for j in range(run.state.shape[0]):
+        if run.state[j] == PENDING:
+            pending[n] = j
+            n += 1
+    if n > 0:
+        order(run.jobs, pending, n, 0.0 if static else _alpha(run, link_total), keys)
 
 
 @kernel
-def _next_candidate(const, state, tried, priority):
-    """The first untried pending job in order: priority (high first), arrival, index."""
+def _next_candidate(jobs, state, tried, keys):
+    """The first untried pending job in order: key (low first), arrival, index."""
     best = -1
     for j in range(state.shape[0]):
-        if state[j] != _PENDING or tried[j]:
+        if state[j] != PENDING or tried[j]:
             continue
-        if best < 0 or priority[j] > priority[best] or (
-                priority[j] == priority[best]
-                and const[j, C_ARRIVAL_S] < const[best, C_ARRIVAL_S]):
+        if best < 0 or keys[j] < keys[best] or (
+                keys[j] == keys[best] and jobs[j, C_ARRIVAL_S] < jobs[best, C_ARRIVAL_S]):
             best = j
     return best
 
 
 @kernel
-def simulate_one(const, gpus, price, links, latency_s, profile, utc_offset_h, time_of_use,
-                 power_kw, ordering, placement, allocator,
-                 start_s, end_s, cost, alloc, path, plen, metrics):
-    """Simulate one topology under one scheduler.
+def _valid(run, job, cluster, decision, plen, g, seen):
+    """Whether a part's decision keeps SPEC §4: distinct regions, 1..free GPUs each adding up to
+    g, every hop feasible for g (Alg. 1 line 13)."""
+    n_regions = cluster.free.shape[0]
+    if plen < 1 or plen > n_regions:
+        return False
+    seen[:] = False
+    placed = 0
+    for p in range(plen):
+        r = decision.path[p]
+        if r < 0 or r >= n_regions or seen[r]:
+            return False
+        seen[r] = True
+        n = decision.alloc[r]
+        if n < 1 or n > cluster.free[r]:
+            return False
+        placed += n
+        if p > 0 and not hop_feasible(
+                job, min(cluster.resid[decision.path[p - 1], r],
+                         cluster.resid[r, decision.path[p - 1]]), g):
+            return False
+    return placed == g
 
-    Writes per-job ``start_s``, ``end_s``, ``cost`` (float64[J]), ``alloc`` (int64[J, R], GPUs per
-    region index), ``path`` (int64[J, R], region indices in pipeline order, −1 padded), ``plen``
-    (int64[J]) and ``metrics`` (float64[N_METRICS], see :data:`METRICS`).
-    Returns (status, job): STATUS_OK, or STATUS_NEVER_PLACED with the first job that was stuck.
+
+@kernel
+def _start(run, cluster, j, t, decision, plen, g, sequence, start_s, cost):
+    """Start job j at t on ``decision``: record it, reserve its GPUs and bandwidth."""
+    job = run.jobs[j]
+    run.plen[j] = plen
+    for p in range(plen):
+        r = decision.path[p]
+        run.path[j, p] = r
+        run.alloc[j, r] = decision.alloc[r]
+        cluster.free[r] -= decision.alloc[r]
+    execution = execution_s(run, job, run.path[j], plen, run.alloc[j])
+    start_s[j] = t
+    run.end_s[j] = t + execution
+    run.start_seq[j] = sequence
+    run.reserved[j] = job[C_ACT_BITS] / t_comp(job, g) / 1e9
+    for p in range(plen - 1):
+        v, u = run.path[j, p], run.path[j, p + 1]
+        cluster.resid[v, u] -= run.reserved[j]
+        cluster.resid[u, v] -= run.reserved[j]
+        run.users[v, u] += 1
+        run.users[u, v] += 1
+    cost[j] = placement_cost(run, run.path[j], plen, run.alloc[j], t, execution)
+    run.state[j] = RUNNING
+
+
+@kernel
+def _release(run, cluster, t):
+    """Release every running job that ends at t (SPEC §5 step 1); returns how many."""
+    released = 0
+    for j in range(run.state.shape[0]):
+        if run.state[j] == RUNNING and run.end_s[j] == t:
+            run.state[j] = DONE
+            released += 1
+            for p in range(run.plen[j]):
+                cluster.free[run.path[j, p]] += run.alloc[j, run.path[j, p]]
+            for p in range(run.plen[j] - 1):
+                v, u = run.path[j, p], run.path[j, p + 1]
+                for a, b in ((v, u), (u, v)):
+                    run.users[a, b] -= 1
+                    cluster.resid[a, b] = run.links[a, b] if run.users[a, b] == 0 \
+                        else cluster.resid[a, b] + run.reserved[j]
+    return released
+
+
+@kernel
+def simulate_one(run, gpus, static_order, order, rule, place, allocate, out):
+    """Simulate one topology under one scheduler (SPEC §5, §13's scan).
+
+    ``run`` (:class:`~bacepipe.policies.api.Run`) is filled in place: end times, paths,
+    allocations; ``out`` is (start_s, cost, metrics) of this run. Returns (status, job):
+    STATUS_OK, STATUS_NEVER_PLACED with the first job that was stuck, or STATUS_BAD_DECISION with
+    the job a part placed against SPEC §4.
     """
-    n_jobs, n_regions = const.shape[0], gpus.shape[0]
-    free = gpus.copy()
-    resid = links.copy()
-    users = np.zeros((n_regions, n_regions), dtype=np.int64)
-    price_now = np.empty(n_regions)
-    state = np.zeros(n_jobs, dtype=np.int64)
+    start_s, cost, metrics = out
+    jobs = run.jobs
+    n_jobs, n_regions = jobs.shape[0], gpus.shape[0]
+    cluster = Cluster(gpus.copy(), run.links.copy(), np.empty(n_regions))
+    work = make_work(n_regions, n_jobs)
+    decision = Decision(np.empty(n_regions, dtype=np.int64), np.zeros(n_regions, dtype=np.int64))
     tried = np.zeros(n_jobs, dtype=np.bool_)
-    priority = np.zeros(n_jobs)
-    hops = np.zeros(n_jobs, dtype=np.int64)
-    reserved = np.zeros(n_jobs)
-    cand_path = np.empty(n_regions, dtype=np.int64)
-    cand_alloc = np.zeros(n_regions, dtype=np.int64)
-    scratch_path = np.empty(n_regions, dtype=np.int64)
-    scratch_alloc = np.zeros(n_regions, dtype=np.int64)
-    in_path = np.zeros(n_regions, dtype=np.bool_)
-    by_price = np.empty(n_regions, dtype=np.int64)
-    alloc[:, :] = 0
-    path[:, :] = -1
+    keys = np.zeros(n_jobs)
+    pending = np.empty(n_jobs, dtype=np.int64)
     link_total = 0.0
     for u in range(n_regions):
         for v in range(n_regions):
             if u != v:
-                link_total += links[u, v]
+                link_total += run.links[u, v]
+    if static_order:
+        for j in range(n_jobs):
+            pending[j] = j
+        order(jobs, pending, n_jobs, 0.0, keys)
 
     t = np.inf
     for j in range(n_jobs):
-        t = min(t, const[j, C_ARRIVAL_S])
+        t = min(t, jobs[j, C_ARRIVAL_S])
     done = 0
+    sequence = 0
     while done < n_jobs:
-        for j in range(n_jobs):  # 1. release every job ending now
-            if state[j] == _RUNNING and end_s[j] == t:
-                state[j] = _DONE
-                done += 1
-                for p in range(plen[j]):
-                    free[path[j, p]] += alloc[j, path[j, p]]
-                for p in range(plen[j] - 1):
-                    v, u = path[j, p], path[j, p + 1]
-                    for a, b in ((v, u), (u, v)):
-                        users[a, b] -= 1
-                        resid[a, b] = links[a, b] if users[a, b] == 0 \
-                            else resid[a, b] + reserved[j]
+        done += _release(run, cluster, t)
         for j in range(n_jobs):  # 2. arrivals join the queue
-            if state[j] == _FUTURE and const[j, C_ARRIVAL_S] <= t:
-                state[j] = _PENDING
-        price_at(price, profile, utc_offset_h, time_of_use, t, price_now)
-        while True:  # 3. start jobs in order until none fits
-            if free.sum() == 0:  # no policy can place anything: skip trying every pending job
+            if run.state[j] == FUTURE and jobs[j, C_ARRIVAL_S] <= t:
+                run.state[j] = PENDING
+        price_at(run.price, run.profile, run.utc_offset_h, run.time_of_use, t, cluster.price)
+        while True:  # 3. scan in order; restart after every start, stop when none starts
+            if cluster.free.sum() == 0:  # no policy can place anything
                 break
-            if ordering == 1:
-                _priorities(const, state, hops, reserved, link_total, priority)
+            if not static_order:
+                _order_keys(order, False, run, link_total, pending, keys)
             tried[:] = False
             started = False
             while True:
-                j = _next_candidate(const, state, tried, priority)
+                j = _next_candidate(jobs, run.state, tried, keys)
                 if j < 0:
                     break
                 tried[j] = True
-                n_path, g = place(placement, allocator, const[j], free, resid, price_now,
-                                  cand_path, cand_alloc, scratch_path, scratch_alloc, in_path,
-                                  by_price)
-                if g == 0 or g < const[j, C_MIN_GPUS]:
+                plen, g = rule(j, t, run, cluster, work, place, allocate, decision)
+                if g == 0:
                     continue
-                plen[j] = n_path
-                weighted_price = 0.0
-                for p in range(n_path):
-                    r = cand_path[p]
-                    path[j, p] = r
-                    alloc[j, r] = cand_alloc[r]
-                    free[r] -= cand_alloc[r]
-                    weighted_price += cand_alloc[r] * price[r]
-                execution = const[j, C_ITERS] * placement_iter_time(
-                    const[j], path[j], n_path, alloc[j], links, latency_s)
-                start_s[j] = t
-                end_s[j] = t + execution
-                hops[j] = n_path - 1
-                reserved[j] = const[j, C_ACT_BITS] / t_comp(const[j], g) / 1e9
-                for p in range(n_path - 1):
-                    v, u = path[j, p], path[j, p + 1]
-                    resid[v, u] -= reserved[j]
-                    resid[u, v] -= reserved[j]
-                    users[v, u] += 1
-                    users[u, v] += 1
-                if time_of_use:
-                    energy_price = 0.0
-                    for p in range(n_path):
-                        r = path[j, p]
-                        energy_price += alloc[j, r] * tou_energy_price(
-                            price[r], profile[r], utc_offset_h[r], t, end_s[j])
-                    cost[j] = power_kw * energy_price
-                else:
-                    cost[j] = execution / 3600.0 * weighted_price * power_kw
-                state[j] = _RUNNING
+                if not _valid(run, jobs[j], cluster, decision, plen, g, work.in_path):
+                    return STATUS_BAD_DECISION, j
+                _start(run, cluster, j, t, decision, plen, g, sequence, start_s, cost)
+                sequence += 1
                 started = True
                 break
             if not started:
                 break
         t_next = np.inf
         for j in range(n_jobs):
-            if state[j] == _FUTURE:
-                t_next = min(t_next, const[j, C_ARRIVAL_S])
-            elif state[j] == _RUNNING:
-                t_next = min(t_next, end_s[j])
+            if run.state[j] == FUTURE:
+                t_next = min(t_next, jobs[j, C_ARRIVAL_S])
+            elif run.state[j] == RUNNING:
+                t_next = min(t_next, run.end_s[j])
         if t_next == np.inf and done < n_jobs:
             for j in range(n_jobs):
-                if state[j] == _PENDING:
+                if run.state[j] == PENDING:
                     return STATUS_NEVER_PLACED, j
         t = t_next
+    _metrics(run, gpus, start_s, cost, metrics)
+    return STATUS_OK, -1
 
+
+@kernel
+def _metrics(run, gpus, start_s, cost, metrics):
+    """SPEC §10 run metrics, in :data:`METRICS` order."""
+    jobs = run.jobs
+    n_jobs = jobs.shape[0]
     jct, cost_sum, energy, makespan, wait, gpus_used, multi, gpu_seconds = \
         0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0
     for j in range(n_jobs):
         n = 0
-        for p in range(plen[j]):
-            n += alloc[j, path[j, p]]
-        execution = end_s[j] - start_s[j]
-        jct += (end_s[j] - const[j, C_ARRIVAL_S]) / 3600.0
+        for p in range(run.plen[j]):
+            n += run.alloc[j, run.path[j, p]]
+        execution = run.end_s[j] - start_s[j]
+        jct += (run.end_s[j] - jobs[j, C_ARRIVAL_S]) / 3600.0
         cost_sum += cost[j]
-        energy += execution / 3600.0 * n * power_kw
-        makespan = max(makespan, end_s[j])
-        wait += (start_s[j] - const[j, C_ARRIVAL_S]) / 3600.0
+        energy += execution / 3600.0 * n * run.power_kw
+        makespan = max(makespan, run.end_s[j])
+        wait += (start_s[j] - jobs[j, C_ARRIVAL_S]) / 3600.0
         gpus_used += n
-        multi += 1.0 if plen[j] > 1 else 0.0
+        multi += 1.0 if run.plen[j] > 1 else 0.0
         gpu_seconds += n * execution
     metrics[0] = jct / n_jobs
     metrics[1] = cost_sum
@@ -220,28 +307,37 @@ def simulate_one(const, gpus, price, links, latency_s, profile, utc_offset_h, ti
     metrics[5] = gpus_used / n_jobs
     metrics[6] = multi / n_jobs
     metrics[7] = gpu_seconds / (gpus.sum() * makespan) if makespan > 0 else 0.0
-    return STATUS_OK, -1
 
 
-def _simulate_batch(hw, schedulers, memory_on, time_of_use, gpus, price, links, latency_s,
-                          profile, utc_offset_h, params_b, layers, hidden, batch_size, samples,
-                          epochs, arrival_h, out_metrics, out_status, out_job, out_const,
-                          out_start, out_end, out_cost, out_alloc, out_path, out_plen):
-    """T topologies (parallel) × S schedulers; every output has leading axes [T, S] ([T] for
-    ``out_const``). ``schedulers`` is int64[S, 3] of (ordering, placement, allocator) codes."""
-    for t in prange(gpus.shape[0]):
-        bad = job_constants(hw, params_b[t], layers[t], hidden[t], batch_size[t], samples[t],
-                            epochs[t], arrival_h[t], gpus[t].sum(), memory_on, out_const[t])
-        for s in range(schedulers.shape[0]):
+def _simulate_batch(inputs, outputs, codes, orderings, start_rules, placements, allocators):
+    """T topologies (parallel) × S schedulers. ``codes`` is int64[S, 5] (``CODE_*`` columns);
+    the part tuples hold every registered part of each kind, as compiled kernels."""
+    hw = inputs.hardware
+    # Arrays bound to locals: a parfor loses writes through a NamedTuple attribute.
+    status, bad_job = outputs.status, outputs.bad_job
+    for t in prange(inputs.gpus.shape[0]):
+        const = outputs.const[t]
+        bad = job_constants(hw, inputs.params_b[t], inputs.layers[t], inputs.hidden[t],
+                            inputs.batch_size[t], inputs.samples[t], inputs.epochs[t],
+                            inputs.arrival_h[t], inputs.gpus[t].sum(), inputs.memory_on, const)
+        for s in range(codes.shape[0]):
             if bad >= 0:
-                out_status[t, s], out_job[t, s] = STATUS_TOO_FEW_GPUS, bad
-            else:
-                out_status[t, s], out_job[t, s] = simulate_one(
-                    out_const[t], gpus[t], price[t], links[t], latency_s[t], profile[t],
-                    utc_offset_h[t], time_of_use, hw[HW_POWER_KW], schedulers[s, 0],
-                    schedulers[s, 1], schedulers[s, 2], out_start[t, s], out_end[t, s],
-                    out_cost[t, s], out_alloc[t, s], out_path[t, s], out_plen[t, s],
-                    out_metrics[t, s])
+                status[t, s], bad_job[t, s] = STATUS_TOO_FEW_GPUS, bad
+                continue
+            n_jobs, n_regions = const.shape[0], inputs.gpus.shape[1]
+            run = Run(const, np.zeros(n_jobs, np.int64), outputs.end_s[t, s],
+                      np.zeros(n_jobs, np.int64), outputs.path[t, s], outputs.alloc[t, s],
+                      outputs.plen[t, s], np.zeros(n_jobs),
+                      np.zeros((n_regions, n_regions), np.int64), inputs.links[t],
+                      inputs.latency_s[t], inputs.price[t], inputs.profile[t],
+                      inputs.utc_offset_h[t], inputs.time_of_use, hw[HW_POWER_KW],
+                      inputs.plan_slack)
+            c = codes[s]
+            status[t, s], bad_job[t, s] = simulate_one(
+                run, inputs.gpus[t], c[CODE_STATIC] != 0, orderings[c[CODE_ORDERING]],
+                start_rules[c[CODE_START_RULE]], placements[c[CODE_PLACEMENT]],
+                allocators[c[CODE_ALLOCATOR]],
+                (outputs.start_s[t, s], outputs.cost[t, s], outputs.metrics[t, s]))
 
 
 def _named(fn, name: str):
@@ -257,11 +353,12 @@ simulate_batch_kernel = kernel(parallel=True)(_named(_simulate_batch, "simulate_
 simulate_batch_serial = kernel(_named(_simulate_batch, "simulate_batch_serial"))
 
 
-def empty_outputs(n_topologies: int, n_schedulers: int, n_jobs: int, n_regions: int):
-    """The output arrays of :func:`simulate_batch_kernel`, in its argument order."""
+def empty_outputs(n_topologies: int, n_schedulers: int, n_jobs: int,
+                  n_regions: int) -> BatchOutputs:
+    """The output arrays of :func:`simulate_batch_kernel`."""
     ts, tsj = (n_topologies, n_schedulers), (n_topologies, n_schedulers, n_jobs)
-    return (np.zeros(ts + (N_METRICS,)), np.zeros(ts, dtype=np.int64),
-            np.full(ts, -1, dtype=np.int64), np.zeros((n_topologies, n_jobs, N_CONST)),
-            np.zeros(tsj), np.zeros(tsj), np.zeros(tsj),
-            np.zeros(tsj + (n_regions,), dtype=np.int64),
-            np.full(tsj + (n_regions,), -1, dtype=np.int64), np.zeros(tsj, dtype=np.int64))
+    return BatchOutputs(
+        np.zeros(ts + (N_METRICS,)), np.zeros(ts, dtype=np.int64), np.full(ts, -1, dtype=np.int64),
+        np.zeros((n_topologies, n_jobs, N_CONST)), np.zeros(tsj), np.zeros(tsj), np.zeros(tsj),
+        np.zeros(tsj + (n_regions,), dtype=np.int64),
+        np.full(tsj + (n_regions,), -1, dtype=np.int64), np.zeros(tsj, dtype=np.int64))

@@ -14,7 +14,7 @@ from typing import NamedTuple
 import numpy as np
 
 from bacepipe.model.hardware import Hardware
-from bacepipe.model.scenario import Job, Region, Scenario
+from bacepipe.model.scenario import DEFAULT_PLAN_SLACK, Job, Region, Scenario
 
 
 class ScenarioBatch(NamedTuple):
@@ -34,6 +34,8 @@ class ScenarioBatch(NamedTuple):
     dataset : int64[T, J]         index into ``DATASETS`` (-1: given by a scenario file).
     hardware : Hardware
     latency_on, time_of_use, memory_on : bool   extension switches (SPEC §12).
+    start_rule : str              SPEC §13's rule for schedulers that do not fix their own.
+    plan_slack : float            SPEC §14's ε.
     bandwidth_gbps : float64[T, R] per-region B_r when known (NaN otherwise); kept for replay.
     lat, lon : float64[T, R]      coordinates (NaN when unknown).
     """
@@ -62,6 +64,8 @@ class ScenarioBatch(NamedTuple):
     latency_on: bool
     time_of_use: bool
     memory_on: bool
+    start_rule: str = "greedy"
+    plan_slack: float = DEFAULT_PLAN_SLACK
 
     @property
     def size(self) -> int:
@@ -96,6 +100,7 @@ class ScenarioBatch(NamedTuple):
             hardware=self.hardware,
             latency_ms=as_tuple(self.latency_ms[i]) if self.latency_on else None,
             memory_model="adam_mixed" if self.memory_on else "none",
+            start_rule=self.start_rule, plan_slack=self.plan_slack,
         )
 
 
@@ -135,4 +140,6 @@ def batch_from_scenario(scenario: Scenario, copies: int = 1) -> ScenarioBatch:
         latency_on=scenario.latency_ms is not None,
         time_of_use=scenario.time_of_use,
         memory_on=scenario.memory_model != "none",
+        start_rule=scenario.start_rule,
+        plan_slack=scenario.plan_slack,
     )

@@ -121,9 +121,13 @@ def _table3_jobs(num_jobs: int) -> list[dict]:
 
 
 def _switch(data: dict, *, arrivals, arrival_rate_per_h, trace, latency, memory_model,
-            price_profile) -> dict:
+            price_profile, start_rule, plan_slack) -> dict:
     """Apply the extension switches that are not None to a scenario dict (a copy)."""
     data = copy.deepcopy(data)
+    if start_rule is not None:
+        data["start_rule"] = start_rule
+    if plan_slack is not None:
+        data["plan_slack"] = plan_slack
     if arrivals is not None:
         for key in ("arrivals", "arrival_rate_per_h", "trace"):
             data.pop(key, None)
@@ -223,7 +227,8 @@ def generate_batch(scenario="random", seed: int = 0, topologies=(0,), *,
                    arrivals: str | None = None, arrival_rate_per_h: float | None = None,
                    trace: str | None = None, latency: str | None = None,
                    memory_model: str | None = None,
-                   price_profile: str | None = None) -> ScenarioBatch:
+                   price_profile: str | None = None, start_rule: str | None = None,
+                   plan_slack: float | None = None) -> ScenarioBatch:
     """The topologies ``topologies`` of a sweep point, as one batch.
 
     Parameters
@@ -244,6 +249,8 @@ def generate_batch(scenario="random", seed: int = 0, topologies=(0,), *,
     memory_model : ``none`` | ``adam_mixed``; None keeps the scenario's.
     price_profile : ``flat`` | ``business`` (time-of-use multipliers on every region); None keeps
         the scenario's.
+    start_rule : ``greedy`` | ``wait_if_faster`` (SPEC §13); None keeps the scenario's.
+    plan_slack : ``spt_plan``'s slack ε >= 0 (SPEC §14); None keeps the scenario's.
     """
     seed = int(_number(seed, "seed", minimum=0, integer=True, maximum=2**63 - 1))
     topologies = np.asarray(topologies, dtype=np.int64).reshape(-1)
@@ -266,7 +273,8 @@ def generate_batch(scenario="random", seed: int = 0, topologies=(0,), *,
 
     data, base_dir = _base_data(scenario, num_jobs, num_regions)
     data = _switch(data, arrivals=arrivals, arrival_rate_per_h=arrival_rate_per_h, trace=trace,
-                   latency=latency, memory_model=memory_model, price_profile=price_profile)
+                   latency=latency, memory_model=memory_model, price_profile=price_profile,
+                   start_rule=start_rule, plan_slack=plan_slack)
     if hardware is not None:
         data["hardware"] = hardware.to_dict()
     name = scenario if isinstance(scenario, str) else None

@@ -30,8 +30,12 @@ MAX_GPUS = 10_000_000
 EARTH_RADIUS_KM = 6371.0
 
 ARRIVALS = ("batch", "poisson", "trace")
+#: Start rules a scenario may name (SPEC §13); ``greedy`` is §5 exactly.
+START_RULES = ("greedy", "wait_if_faster")
+#: SPEC §14's default slack ε of ``spt_plan``.
+DEFAULT_PLAN_SLACK = 0.2
 _TOP_KEYS = ("hardware", "regions", "links_gbps", "latency_ms", "latency", "memory_model", "jobs",
-             "arrivals", "arrival_rate_per_h", "trace")
+             "arrivals", "arrival_rate_per_h", "trace", "start_rule", "plan_slack")
 _REGION_KEYS = ("name", "gpus", "price", "bandwidth_gbps", "lat", "lon", "price_profile",
                 "utc_offset_h")
 _JOB_KEYS = ("name", "model", "params_b", "layers", "hidden", "batch_size", "dataset_samples",
@@ -78,7 +82,9 @@ class Scenario:
     ``links_gbps[u][v]`` is the nominal bandwidth u→v in Gbit/s (0: no link); ``latency_ms[u][v]``
     the one-way latency in ms, or None when latency is off. ``arrivals`` is ``batch`` (every job
     at its ``arrival_h``) or ``poisson`` (arrival times drawn per topology when a batch is
-    generated, at ``arrival_rate_per_h``); a trace has already become the jobs.
+    generated, at ``arrival_rate_per_h``); a trace has already become the jobs. ``start_rule``
+    (SPEC §13) applies to every scheduler that does not fix its own; ``plan_slack`` is the slack
+    ε of ``spt_plan`` (SPEC §14).
     """
 
     regions: tuple[Region, ...]
@@ -89,6 +95,8 @@ class Scenario:
     memory_model: str = "none"
     arrivals: str = "batch"
     arrival_rate_per_h: float | None = None
+    start_rule: str = "greedy"
+    plan_slack: float = DEFAULT_PLAN_SLACK
 
     @property
     def time_of_use(self) -> bool:
@@ -127,6 +135,10 @@ class Scenario:
         if self.arrivals == "poisson":
             out["arrivals"] = "poisson"
             out["arrival_rate_per_h"] = self.arrival_rate_per_h
+        if self.start_rule != "greedy":
+            out["start_rule"] = self.start_rule
+        if self.plan_slack != DEFAULT_PLAN_SLACK:
+            out["plan_slack"] = self.plan_slack
         return out
 
 
@@ -397,9 +409,15 @@ def parse_scenario(data, *, bandwidth_scale: float = 1.0, gpu_scale: float = 1.0
     if not raw_jobs:
         raise InputError(job_field.split("[")[0], "must list at least one job")
     jobs = tuple(_parse_job(j, job_field.format(i=i), hardware) for i, j in enumerate(raw_jobs))
+    start_rule = data.get("start_rule", "greedy")
+    if start_rule not in START_RULES:
+        raise InputError("start_rule",
+                         f"must be one of {', '.join(START_RULES)}, got {start_rule!r}")
+    plan_slack = _number(data.get("plan_slack", DEFAULT_PLAN_SLACK), "plan_slack", minimum=0.0,
+                         maximum=1e6)
     return Scenario(regions=regions, jobs=jobs, links_gbps=links, hardware=hardware,
                     latency_ms=latency, memory_model=memory_model, arrivals=arrivals,
-                    arrival_rate_per_h=rate)
+                    arrival_rate_per_h=rate, start_rule=start_rule, plan_slack=plan_slack)
 
 
 def read_trace(path: Path) -> list[dict]:

@@ -2,17 +2,16 @@
 
 Contract
 --------
-``simulate_reference(scenario, scheduler) -> dict`` runs the event loop of SPEC §5 with one of the
-schedulers of SPEC §7 and returns the JSON object of SPEC §9 plus the run metrics of SPEC §10.
-Everything is float64 Python arithmetic, in the order SPEC §10a fixes (sums in path order, exact
-float compares except the 1e-12 tie of Alg. 1 line 20), so the numba core must agree with it to
-floating-point rounding. Time is in seconds inside, hours (``_h``) outside.
+``simulate_reference(scenario, scheduler) -> dict`` runs the event loop of SPEC §5 (with §13's
+scan) with one registered scheduler and returns the JSON object of SPEC §9 plus the run metrics of
+SPEC §10. Everything is float64 Python arithmetic, in the order SPEC §10a fixes (sums in path
+order, exact float compares except the 1e-12 tie of Alg. 1 line 20), so the numba core must agree
+with it to floating-point rounding. Time is in seconds inside, hours (``_h``) outside.
 
-A scheduler is an ordering (``fcfs`` | ``priority``) × a placement policy (``lcf`` | ``ldf`` |
-``cr_lcf`` | ``cr_ldf`` | ``pathfinder``) × an allocator (``fill`` | ``cost_min`` | ``uniform``).
-The table of parts is ``bacepipe.policies.SCHEDULER_PARTS``, the one place that names every
-scheduler. Policies and allocators only return decisions; only the event loop changes the
-:class:`ClusterState`.
+A scheduler is an ordering × a start rule × a placement policy × an allocator, each a part of
+:mod:`bacepipe.policies` whose ``twin`` this loop calls; this module holds what the twins share
+(the job model, the cluster state, path growth, the projection of SPEC §13). Parts only return
+decisions; only the event loop changes the :class:`ClusterState`.
 
 The model functions (:func:`job_model`, :func:`t_comp`, :func:`iteration_time_s`,
 :func:`job_cost`, ...) are public so that :mod:`bacepipe.sim.invariants` reuses them.
@@ -27,7 +26,6 @@ from dataclasses import dataclass, replace
 from bacepipe.errors import InputError
 from bacepipe.model.hardware import Hardware
 from bacepipe.model.scenario import Job, Region, Scenario
-from bacepipe.policies import SCHEDULER_PARTS, SCHEDULERS
 
 #: Relative tolerance of the average-price tie of Alg. 1 line 20 (SPEC §1).
 PRICE_TIE_RTOL = 1e-12
@@ -246,6 +244,14 @@ class ClusterState:
         self.residual = [list(row) for row in scenario.links_gbps]
         self.users = [[0] * len(row) for row in scenario.links_gbps]
 
+    def copy(self) -> ClusterState:
+        other = object.__new__(ClusterState)
+        other.nominal = self.nominal
+        other.free = list(self.free)
+        other.residual = [list(row) for row in self.residual]
+        other.users = [list(row) for row in self.users]
+        return other
+
     def hop_gbps(self, u: int, v: int) -> float:
         """Residual bandwidth of a hop, min(R[u,v], R[v,u]) (SPEC §7)."""
         return min(self.residual[u][v], self.residual[v][u])
@@ -269,142 +275,41 @@ class ClusterState:
                     self.residual[a][b] = self.nominal[a][b]
 
 
-# --------------------------------------------------------------------------- allocators (§7)
+# ------------------------------------------------------------------------ shared by policies (§7)
 
 
-def allocate_fill(path: Sequence[int], g: int, free: Sequence[int],
-                  prices: Sequence[float]) -> list[int]:
-    """Fill the path in order, each region up to its free GPUs, until g are placed (CR-LCF/LDF)."""
-    counts, remaining = [], g
-    for r in path:
-        n = min(free[r], remaining)
-        counts.append(n)
-        remaining -= n
-    return counts
-
-
-def allocate_cost_min(path: Sequence[int], g: int, free: Sequence[int],
-                      prices: Sequence[float]) -> list[int]:
-    """Alg. 2: one GPU per path region, the surplus to regions in ascending price (ties: path
-    order), each up to its free GPUs."""
-    counts = [1] * len(path)
-    remaining = g - len(path)
-    by_price = sorted(range(len(path)), key=lambda pos: (prices[path[pos]], pos))
-    for pos in by_price:
-        if remaining == 0:
-            break
-        add = min(free[path[pos]] - 1, remaining)
-        counts[pos] += add
-        remaining -= add
-    return counts
-
-
-def allocate_uniform(path: Sequence[int], g: int, free: Sequence[int],
-                     prices: Sequence[float]) -> list[int]:
-    """w/o Cost-Min (SPEC §7): n_r = min(G_r, x), x the largest integer with Σ min(G_r, x) ≤ g,
-    then one more GPU to each region with G_r > x in path order until g are placed. When g is the
-    path's free GPUs, x reaches max G_r and every region gets all its GPUs (SPEC §10a)."""
-    caps = [free[r] for r in path]
-    x = 0
-    while x < max(caps) and sum(min(c, x + 1) for c in caps) <= g:
-        x += 1
-    counts = [min(c, x) for c in caps]
-    remaining = g - sum(counts)
-    for pos, c in enumerate(caps):
-        if remaining == 0:
-            break
-        if c > x:
-            counts[pos] += 1
-            remaining -= 1
-    return counts
-
-
-ALLOCATORS: dict[str, Allocator] = {
-    "fill": allocate_fill, "cost_min": allocate_cost_min, "uniform": allocate_uniform}
-
-
-# --------------------------------------------------------------------------- placement (§7)
-
-
-def _visible(state: ClusterState) -> list[int]:
+def visible(state: ClusterState) -> list[int]:
     """Regions with free GPUs; the others are invisible to every policy (SPEC §10a)."""
     return [r for r, g in enumerate(state.free) if g > 0]
 
 
-def place_lcf(state: ClusterState, jm: JobModel, prices: Sequence[float],
-              allocate: Allocator) -> Placement | None:
-    """LCF: the cheapest region with a free GPU (ties: lower index); n = min(K, G_r)."""
-    regions = _visible(state)
-    if not regions:
-        return None
-    r = min(regions, key=lambda r: (prices[r], r))
-    return [r], [min(jm.k_star, state.free[r])]
+def largest(state: ClusterState, prices: Sequence[float]) -> int | None:
+    """The region with the most free GPUs (ties: cheaper, then index); None if none is free."""
+    regions = visible(state)
+    return min(regions, key=lambda r: (-state.free[r], prices[r], r)) if regions else None
 
 
-def place_ldf(state: ClusterState, jm: JobModel, prices: Sequence[float],
-              allocate: Allocator) -> Placement | None:
-    """LDF: the region with the most free GPUs (ties: cheaper, then index); n = min(K, G_r)."""
-    regions = _visible(state)
-    if not regions:
-        return None
-    r = min(regions, key=lambda r: (-state.free[r], prices[r], r))
-    return [r], [min(jm.k_star, state.free[r])]
-
-
-def place_cr_lcf(state: ClusterState, jm: JobModel, prices: Sequence[float],
-                 allocate: Allocator) -> Placement | None:
-    """CR-LCF: visit regions in ascending price; append u while g < K when the bottleneck with the
-    hop tail→u is feasible for g' = min(g + G_u, K) (Alg. 1 line 13); skip an infeasible u."""
-    regions = sorted(_visible(state), key=lambda r: (prices[r], r))
-    if not regions:
-        return None
-    path = [regions[0]]
-    g = min(state.free[regions[0]], jm.k_star)
-    bottleneck = math.inf
-    for u in regions[1:]:
-        if g >= jm.k_star:
-            break
-        tentative = min(bottleneck, state.hop_gbps(path[-1], u))
-        g_next = min(g + state.free[u], jm.k_star)
-        if hop_feasible(jm, tentative, g_next):
-            path.append(u)
-            bottleneck, g = tentative, g_next
-    return path, allocate(path, g, state.free, prices)
-
-
-def grow_path(state: ClusterState, jm: JobModel, start: int) -> tuple[list[int], int]:
-    """Alg. 1 lines 7–17 from one start: append the unvisited region with free GPUs on the
-    highest-residual hop from the tail (ties: lower index); stop at the first infeasible hop, when
-    g = K, or when no candidate is left. Returns (path, g)."""
+def grow_path(state: ClusterState, jm: JobModel, k: int, start: int) -> tuple[list[int], int]:
+    """Alg. 1 lines 7–17 from one start, aiming at k GPUs: append the unvisited region with free
+    GPUs on the highest-residual hop from the tail (ties: lower index); stop at the first
+    infeasible hop, when g = k, or when no candidate is left. Returns (path, g)."""
     path = [start]
-    g = min(state.free[start], jm.k_star)
+    g = min(state.free[start], k)
     bottleneck = math.inf
-    while len(path) < len(state.free) and g < jm.k_star:
+    while len(path) < len(state.free) and g < k:
         best, best_gbps = -1, -math.inf
-        for u in _visible(state):
+        for u in visible(state):
             if u not in path and state.hop_gbps(path[-1], u) > best_gbps:
                 best, best_gbps = u, state.hop_gbps(path[-1], u)
         if best < 0:
             break
         tentative = min(bottleneck, best_gbps)
-        g_next = min(g + state.free[best], jm.k_star)
+        g_next = min(g + state.free[best], k)
         if not hop_feasible(jm, tentative, g_next):
             break
         path.append(best)
         bottleneck, g = tentative, g_next
     return path, g
-
-
-def place_cr_ldf(state: ClusterState, jm: JobModel, prices: Sequence[float],
-                 allocate: Allocator) -> Placement | None:
-    """CR-LDF: start at the region with the most free GPUs (ties: cheaper, then index), grow by
-    bandwidth (:func:`grow_path`), allocate."""
-    regions = _visible(state)
-    if not regions:
-        return None
-    start = min(regions, key=lambda r: (-state.free[r], prices[r], r))
-    path, g = grow_path(state, jm, start)
-    return path, allocate(path, g, state.free, prices)
 
 
 def average_price(path: Sequence[int], counts: Sequence[int], prices: Sequence[float]) -> float:
@@ -415,56 +320,34 @@ def average_price(path: Sequence[int], counts: Sequence[int], prices: Sequence[f
     return total / sum(counts)
 
 
-def place_pathfinder(state: ClusterState, jm: JobModel, prices: Sequence[float],
-                     allocate: Allocator) -> Placement | None:
-    """Alg. 1. Phase 1: the cheapest region with G_r ≥ K gets all K. Phase 2: from every start
-    with free GPUs (index order) grow a path, allocate; keep the most GPUs, ties to an average
-    price lower beyond a relative 1e-12 (the earlier candidate stays otherwise)."""
-    k = jm.k_star
-    roomy = [r for r in _visible(state) if state.free[r] >= k]
-    if roomy:
-        r = min(roomy, key=lambda r: (prices[r], r))
-        return [r], [k]
-    best, g_best, c_best = None, 0, math.inf
-    for start in _visible(state):
-        path, g = grow_path(state, jm, start)
-        counts = allocate(path, g, state.free, prices)
-        c = average_price(path, counts, prices)
-        if g > g_best or (g == g_best and c < c_best - PRICE_TIE_RTOL * c_best):
-            best, g_best, c_best = (path, counts), g, c
-    return best
+def offer(sim: ReferenceRun, j: int, k: int, state: ClusterState, prices: Sequence[float],
+          place, allocate) -> Placement | None:
+    """Job j's placement policy aiming at k GPUs; None when it is nothing or below the memory
+    minimum (SPEC §12)."""
+    placed = place(state, sim.models[j], k, prices, allocate)
+    if placed is None or sum(placed[1]) < sim.models[j].min_gpus:
+        return None
+    return placed
 
 
-PLACEMENTS: dict[str, Callable[..., Placement | None]] = {
-    "lcf": place_lcf, "ldf": place_ldf, "cr_lcf": place_cr_lcf, "cr_ldf": place_cr_ldf,
-    "pathfinder": place_pathfinder}
+def projections(sim: ReferenceRun):
+    """SPEC §13's projection: for each distinct end time τ_k of the running jobs (ascending),
+    yield (τ_k, state, prices at τ_k) where ``state`` is a copy of the residual state with every
+    running job ending by τ_k released (in order of end time, then start order). The same
+    copy is released further between yields; pending jobs are ignored, nothing is reserved."""
+    running = sorted(sim.running, key=lambda j: (sim.end[j], sim.start_seq[j]))
+    state = sim.state.copy()
+    i = 0
+    while i < len(running):
+        tau = sim.end[running[i]]
+        while i < len(running) and sim.end[running[i]] == tau:
+            j = running[i]
+            state.release(sim.paths[j], sim.counts[j], sim.reserved[j])
+            i += 1
+        yield tau, state, sim.prices_at(tau)
 
 
 # --------------------------------------------------------------------------- ordering (§6)
-
-
-def order_fcfs(pending: Sequence[int], models: Sequence[JobModel],
-               arrivals_s: Sequence[float], alpha: float) -> list[int]:
-    """FCFS: by arrival, then job index."""
-    return sorted(pending, key=lambda j: (arrivals_s[j], j))
-
-
-def order_priority(pending: Sequence[int], models: Sequence[JobModel],
-                   arrivals_s: Sequence[float], alpha: float) -> list[int]:
-    """Eq. 9–12 over the pending jobs: priority = (1 − α)(1 − I_j) + α(1 − D_j), I_j = E_j(1) /
-    max E(1), D_j = b_j / max b; highest first, ties by arrival, then index (exact compares)."""
-    e_max = max(models[j].exec_1gpu_s for j in pending)
-    b_max = max(models[j].b_star_bps for j in pending)
-
-    def key(j):
-        urgency = models[j].exec_1gpu_s / e_max
-        demand = models[j].b_star_bps / b_max
-        return (-((1 - alpha) * (1 - urgency) + alpha * (1 - demand)), arrivals_s[j], j)
-
-    return sorted(pending, key=key)
-
-
-ORDERINGS = {"fcfs": order_fcfs, "priority": order_priority}
 
 
 def link_share(scenario: Scenario, running: Sequence[int], paths: Sequence[Sequence[int]],
@@ -487,74 +370,131 @@ def link_share(scenario: Scenario, running: Sequence[int], paths: Sequence[Seque
 # --------------------------------------------------------------------------- event loop (§5)
 
 
+class ReferenceRun:
+    """The run as start rules see it (SPEC §13, §14): the cluster state, the started jobs and
+    the model, with the helpers their decisions need. Only :func:`simulate_reference` changes
+    it."""
+
+    def __init__(self, scenario: Scenario, models: list[JobModel]):
+        n = len(scenario.jobs)
+        self.scenario, self.models = scenario, models
+        self.arrivals = [job.arrival_h * 3600 for job in scenario.jobs]
+        self.state = ClusterState(scenario)
+        self.start, self.end, self.exec_s, self.cost_of = [0.0] * n, [0.0] * n, [0.0] * n, [0.0] * n
+        self.paths: list[list[int]] = [[] for _ in range(n)]
+        self.counts: list[list[int]] = [[] for _ in range(n)]
+        self.reserved = [0.0] * n
+        self.start_seq = [0] * n
+        self.started = 0
+        self.running: list[int] = []
+        self.plan_slack = scenario.plan_slack
+
+    def prices_at(self, t_s: float) -> list[float]:
+        return [price_at(r, t_s) for r in self.scenario.regions]
+
+    def execution_s(self, j: int, path: Sequence[int], counts: Sequence[int]) -> float:
+        """E_j of a placement (Eq. 2 with Eq. 1, SPEC §12 latency included), s."""
+        return self.models[j].iterations * iteration_time_s(self.models[j], self.scenario, path,
+                                                             counts)
+
+    def cost(self, path: Sequence[int], counts: Sequence[int], start_s: float,
+             exec_s: float) -> float:
+        return job_cost(self.scenario, path, counts, start_s, exec_s)
+
+    def start_job(self, j: int, t: float, path: list[int], counts: list[int]) -> None:
+        self.paths[j], self.counts[j] = path, counts
+        self.start[j] = t
+        self.exec_s[j] = self.execution_s(j, path, counts)
+        self.end[j] = t + self.exec_s[j]
+        self.reserved[j] = min_bandwidth_bps(self.models[j], sum(counts)) / 1e9
+        self.cost_of[j] = self.cost(path, counts, t, self.exec_s[j])
+        self.start_seq[j] = self.started
+        self.started += 1
+        self.state.reserve(path, counts, self.reserved[j])
+        self.running.append(j)
+
+
+def check_decision(sim: ReferenceRun, j: int, placed, where: str) -> None:
+    """A part's decision must keep SPEC §4: distinct regions, 1..free GPUs each, every hop
+    feasible for the GPUs placed (Alg. 1 line 13). Raises InputError naming ``where``."""
+    state = sim.state
+    try:
+        path, counts = list(placed[0]), [int(n) for n in placed[1]]
+        ok = (0 < len(path) == len(counts) == len(set(path))
+              and all(0 <= r < len(state.free) and 1 <= n <= state.free[r]
+                      for r, n in zip(path, counts, strict=True))
+              and all(hop_feasible(sim.models[j], state.hop_gbps(u, v), sum(counts))
+                      for u, v in zip(path[:-1], path[1:], strict=True)))
+    except (TypeError, ValueError, IndexError):
+        ok = False
+    if not ok:
+        raise InputError(where, f"placed job {j} against SPEC §4 (more GPUs than free, a region "
+                         f"twice, or an infeasible hop): {placed!r}")
+
+
 def simulate_reference(scenario: Scenario, scheduler: str) -> dict:
-    """Run one scenario with one scheduler (SPEC §5, §10a); returns the SPEC §9 dict + §10 metrics.
+    """Run one scenario with one scheduler (SPEC §5, §10a, §13); returns the SPEC §9 dict + §10
+    metrics.
 
     Raises
     ------
     InputError
-        ``scheduler`` when unknown; ``jobs[i]`` when a job can never be placed (memory model).
+        ``scheduler`` when unknown; ``jobs[i]`` when a job can never be placed (memory model);
+        the scheduler's name when one of its parts places a job against SPEC §4.
     """
-    if scheduler not in SCHEDULER_PARTS:
-        raise InputError("scheduler", f"unknown scheduler {scheduler!r} (one of "
-                         f"{', '.join(SCHEDULERS)})")
-    ordering, placement, allocator = SCHEDULER_PARTS[scheduler]
-    order, place, allocate = ORDERINGS[ordering], PLACEMENTS[placement], ALLOCATORS[allocator]
-    jobs, regions = scenario.jobs, scenario.regions
-    total_gpus = sum(r.gpus for r in regions)
+    from bacepipe.policies import check_schedulers, parts_of
+
+    check_schedulers(scheduler)
+    parts = parts_of(scheduler, scenario.start_rule)
+    for kind, part in parts.items():
+        if part.twin is None:
+            raise InputError("scheduler", f"{scheduler}: {kind} part {part.name!r} has no "
+                             "plain-Python twin")
+    order, rule = parts["ordering"].twin, parts["start_rule"].twin
+    place, allocate = parts["placement"].twin, parts["allocator"].twin
+    jobs = scenario.jobs
+    total_gpus = sum(r.gpus for r in scenario.regions)
     models = [job_model(job, scenario.hardware, total_gpus, scenario.memory_model, i)
               for i, job in enumerate(jobs)]
-    arrivals = [job.arrival_h * 3600 for job in jobs]
-    n_jobs = len(jobs)
-    state = ClusterState(scenario)
-    start, end, exec_s, cost = [0.0] * n_jobs, [0.0] * n_jobs, [0.0] * n_jobs, [0.0] * n_jobs
-    paths: list[list[int]] = [[] for _ in jobs]
-    counts: list[list[int]] = [[] for _ in jobs]
-    reserved = [0.0] * n_jobs
-    future = sorted(range(n_jobs), key=lambda j: (arrivals[j], j))
+    sim = ReferenceRun(scenario, models)
+    arrivals = sim.arrivals
+    future = sorted(range(len(jobs)), key=lambda j: (arrivals[j], j))
     pending: list[int] = []
-    running: list[int] = []
 
     def try_start_one(t: float) -> bool:
-        """Order the pending jobs and start the first one that gets a placement (§5 step 3)."""
-        prices = [price_at(r, t) for r in regions]
-        alpha = link_share(scenario, running, paths, reserved) if ordering == "priority" else 0.0
-        for j in order(pending, models, arrivals, alpha):
-            decision = place(state, models[j], prices, allocate)
-            if decision is None or sum(decision[1]) < models[j].min_gpus:
+        """One scan (SPEC §13): the pending jobs in order; start the first the rule starts."""
+        alpha = link_share(scenario, sim.running, sim.paths, sim.reserved) \
+            if not parts["ordering"].static else 0.0
+        for j in order(list(pending), models, arrivals, alpha):
+            placed = rule(j, t, sim, place, allocate)
+            if placed is None:
                 continue
-            paths[j], counts[j] = decision
-            gpus = sum(counts[j])
-            start[j] = t
-            exec_s[j] = models[j].iterations * iteration_time_s(models[j], scenario, *decision)
-            end[j] = t + exec_s[j]
-            reserved[j] = min_bandwidth_bps(models[j], gpus) / 1e9
-            cost[j] = job_cost(scenario, paths[j], counts[j], t, exec_s[j])
-            state.reserve(paths[j], counts[j], reserved[j])
+            check_decision(sim, j, placed, scheduler)
+            sim.start_job(j, t, list(placed[0]), [int(n) for n in placed[1]])
             pending.remove(j)
-            running.append(j)
             return True
         return False
 
     t = arrivals[future[0]]
     while True:
-        for j in sorted(running):
-            if end[j] <= t:
-                state.release(paths[j], counts[j], reserved[j])
-                running.remove(j)
+        for j in sorted(sim.running):
+            if sim.end[j] <= t:
+                sim.state.release(sim.paths[j], sim.counts[j], sim.reserved[j])
+                sim.running.remove(j)
         while future and arrivals[future[0]] <= t:
             pending.append(future.pop(0))
         while pending and try_start_one(t):
             pass
-        if not running and not future:
+        if not sim.running and not future:
             if pending:
                 j = min(pending)
                 raise InputError(f"jobs[{j}]", "can never be placed (no placement gives it "
                                  f"{models[j].min_gpus} GPU(s) on the empty cluster)")
             break
-        candidates = [end[j] for j in running] + [arrivals[j] for j in future[:1]]
+        candidates = [sim.end[j] for j in sim.running] + [arrivals[j] for j in future[:1]]
         t = min(candidates)
-    return _result(scenario, scheduler, models, arrivals, start, end, exec_s, cost, paths, counts)
+    return _result(scenario, scheduler, models, arrivals, sim.start, sim.end, sim.exec_s,
+                   sim.cost_of, sim.paths, sim.counts)
 
 
 def _result(scenario, scheduler, models, arrivals, start, end, exec_s, cost, paths,
@@ -592,3 +532,45 @@ def _result(scenario, scheduler, models, arrivals, start, end, exec_s, cost, pat
         "gpu_utilization": busy / (total_gpus * last_end),
         "jobs": rows,
     }
+
+
+def fill_outputs(batch, names: Sequence[str], columns: Sequence[int], out) -> None:
+    """Run schedulers ``names`` through this loop on every topology of ``batch`` and write their
+    rows into scheduler columns ``columns`` of the core's outputs ``out``
+    (:class:`bacepipe.core.loop.BatchOutputs`): the slow path of plain-Python plug-ins."""
+    from bacepipe.core.loop import STATUS_NEVER_PLACED, STATUS_TOO_FEW_GPUS
+    from bacepipe.core.model import C_KSTAR, C_MIN_GPUS
+    from bacepipe.metrics import METRICS
+
+    for t in range(batch.size):
+        scenario = batch.scenario(t)
+        total = sum(r.gpus for r in scenario.regions)
+        try:
+            models = [job_model(job, scenario.hardware, total, scenario.memory_model, i)
+                      for i, job in enumerate(scenario.jobs)]
+        except InputError as err:
+            bad = int(err.field[len("jobs["):-1])
+            out.status[t, list(columns)] = STATUS_TOO_FEW_GPUS
+            out.bad_job[t, list(columns)] = bad
+            continue
+        out.const[t, :, C_KSTAR] = [m.k_star for m in models]
+        out.const[t, :, C_MIN_GPUS] = [m.min_gpus for m in models]
+        for name, s in zip(names, columns, strict=True):
+            try:
+                result = simulate_reference(scenario, name)
+            except InputError as err:
+                if not err.field.startswith("jobs["):
+                    raise
+                out.status[t, s], out.bad_job[t, s] = STATUS_NEVER_PLACED, int(err.field[5:-1])
+                continue
+            out.metrics[t, s] = [result[m] for m in METRICS]
+            for j, row in enumerate(result["jobs"]):
+                out.start_s[t, s, j] = row["start_h"] * 3600
+                out.end_s[t, s, j] = row["end_h"] * 3600
+                out.cost[t, s, j] = row["cost"]
+                path = [batch.region_names.index(r) for r in row["path"]]
+                out.plen[t, s, j] = len(path)
+                out.path[t, s, j, :len(path)] = path
+                for r in path:
+                    out.alloc[t, s, j, r] = row["gpus"][batch.region_names[r]]
+

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from bacepipe.core import (
     METRICS,
+    STATUS_BAD_DECISION,
     STATUS_NEVER_PLACED,
     STATUS_TOO_FEW_GPUS,
     BatchResult,
@@ -12,7 +13,7 @@ from bacepipe.core import (
 from bacepipe.errors import InputError
 from bacepipe.model.batch import ScenarioBatch, batch_from_scenario
 from bacepipe.model.generate import load_scenario
-from bacepipe.policies import check_schedulers
+from bacepipe.policies import SCHEDULER_PARTS, check_schedulers, get_part, load_plugins
 
 
 def raise_for_status(batch: ScenarioBatch, result: BatchResult, where: str = "") -> None:
@@ -29,6 +30,14 @@ def raise_for_status(batch: ScenarioBatch, result: BatchResult, where: str = "")
         raise InputError(f"{prefix}jobs[{j}]", f"{name!r} needs at least "
                          f"{int(result.min_gpus[t, j]) or 'more'} GPUs for its memory but can use "
                          f"at most {usable} (min of layers and the cluster's GPUs)")
+    if result.status[t, s] == STATUS_BAD_DECISION:
+        spec = SCHEDULER_PARTS[result.schedulers[s]]
+        culprits = [get_part(kind, getattr(spec, kind)).source or kind for kind in
+                    ("start_rule", "placement", "allocator") if getattr(spec, kind)]
+        raise InputError(f"{prefix}scheduler {result.schedulers[s]}",
+                         f"placed job {j} ({name!r}) against SPEC §4 (more GPUs than free, a "
+                         f"region twice, or an infeasible hop); parts from "
+                         f"{', '.join(dict.fromkeys(culprits))}")
     assert result.status[t, s] == STATUS_NEVER_PLACED
     raise InputError(f"{prefix}jobs[{j}]", f"{name!r} can never be placed under "
                      f"{result.schedulers[s]}: nothing runs and nothing more arrives")
@@ -57,14 +66,17 @@ def result_dict(batch: ScenarioBatch, result: BatchResult, t: int, s: int) -> di
     return out
 
 
-def run_scenario(scenario, scheduler: str) -> dict:
+def run_scenario(scenario, scheduler: str, *, plugins=()) -> dict:
     """Simulate one scenario under one scheduler.
 
     Parameters
     ----------
     scenario : a dict of the SPEC §9 YAML shape, the path of such a YAML file, a built-in name
         (``paper``, ``motivation``, ``random``: topology 0 of seed 0) or a parsed Scenario.
-    scheduler : one of :data:`bacepipe.policies.SCHEDULERS`.
+        Its ``start_rule`` (SPEC §13) and ``plan_slack`` (SPEC §14) keys apply.
+    scheduler : a registered scheduler (:data:`bacepipe.policies.SCHEDULER_PARTS`).
+    plugins : Python files or module names that register parts and schedulers
+        (:func:`bacepipe.policies.load_plugins`), loaded first.
 
     Returns
     -------
@@ -76,8 +88,10 @@ def run_scenario(scenario, scheduler: str) -> dict:
     Raises
     ------
     InputError
-        Bad scenario or scheduler; a job that can never be placed.
+        Bad scenario, scheduler or plug-in; a job that can never be placed; a plug-in part
+        that places against SPEC §4.
     """
+    load_plugins(plugins)
     if not isinstance(scheduler, str):
         raise InputError("scheduler", f"must be a scheduler name, got {scheduler!r}")
     check_schedulers(scheduler)

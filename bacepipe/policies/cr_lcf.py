@@ -1,0 +1,63 @@
+"""CR-LCF placement (SPEC §7): visit regions with free GPUs in ascending price; the first becomes
+the path with g = min(G, K); each next region u is appended while g < K when the path's bottleneck
+with the hop tail→u is feasible for g' = min(g + G_u, K) (Alg. 1 line 13); an infeasible u is
+skipped."""
+
+import numpy as np
+
+from bacepipe.core.model import hop_feasible
+from bacepipe.core.placement import hop_bandwidth
+from bacepipe.policies.api import placement_kernel
+from bacepipe.sim.reference import hop_feasible as hop_feasible_twin
+from bacepipe.sim.reference import visible
+
+
+@placement_kernel
+def kernel(job, k, cluster, work, allocate, out):
+    free, price, by_price, path = cluster.free, cluster.price, work.by_price, out.path
+    count = 0
+    for r in range(free.shape[0]):
+        if free[r] > 0:
+            # insertion by (price, index): stable for equal prices
+            p = count
+            while p > 0 and price[by_price[p - 1]] > price[r]:
+                by_price[p] = by_price[p - 1]
+                p -= 1
+            by_price[p] = r
+            count += 1
+    if count == 0:
+        return 0, 0
+    path[0] = by_price[0]
+    plen = 1
+    g = min(free[by_price[0]], k)
+    bottleneck = np.inf
+    for i in range(1, count):
+        if g >= k:
+            break
+        u = by_price[i]
+        tentative = min(bottleneck, hop_bandwidth(cluster.resid, path[plen - 1], u))
+        g_next = min(g + free[u], k)
+        if hop_feasible(job, tentative, g_next):
+            path[plen] = u
+            plen += 1
+            bottleneck, g = tentative, g_next
+    allocate(path, plen, g, cluster, out.alloc)
+    return plen, g
+
+
+def twin(state, jm, k, prices, allocate):
+    regions = sorted(visible(state), key=lambda r: (prices[r], r))
+    if not regions:
+        return None
+    path = [regions[0]]
+    g = min(state.free[regions[0]], k)
+    bottleneck = float("inf")
+    for u in regions[1:]:
+        if g >= k:
+            break
+        tentative = min(bottleneck, state.hop_gbps(path[-1], u))
+        g_next = min(g + state.free[u], k)
+        if hop_feasible_twin(jm, tentative, g_next):
+            path.append(u)
+            bottleneck, g = tentative, g_next
+    return path, allocate(path, g, state.free, prices)

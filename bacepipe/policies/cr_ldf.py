@@ -1,0 +1,26 @@
+"""CR-LDF placement (SPEC §7): start at the region with the most free GPUs (ties: cheaper, then
+index), then Alg. 1 lines 9–17 from that single start (append the unvisited region with free GPUs
+on the widest hop from the tail; stop at the first infeasible hop)."""
+
+from bacepipe.core.placement import grow_path, largest_visible
+from bacepipe.policies.api import placement_kernel
+from bacepipe.sim.reference import grow_path as grow_path_twin
+from bacepipe.sim.reference import largest
+
+
+@placement_kernel
+def kernel(job, k, cluster, work, allocate, out):
+    start = largest_visible(cluster.free, cluster.price)
+    if start < 0:
+        return 0, 0
+    plen, g = grow_path(job, k, start, cluster.free, cluster.resid, out.path, work.in_path)
+    allocate(out.path, plen, g, cluster, out.alloc)
+    return plen, g
+
+
+def twin(state, jm, k, prices, allocate):
+    start = largest(state, prices)
+    if start is None:
+        return None
+    path, g = grow_path_twin(state, jm, k, start)
+    return path, allocate(path, g, state.free, prices)

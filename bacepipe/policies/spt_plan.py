@@ -1,0 +1,140 @@
+"""spt_plan's start rule (SPEC §14, slack ε = ``plan_slack``): weigh options (τ, K′) — epochs
+τ ∈ {t} ∪ the distinct end times of the running jobs (projected as SPEC §13), targets
+K′ = ceil(K*_j · q / 10) for q = 10 .. 5 (duplicates dropped) — each placed by the scheduler's
+policy aiming at K′ on the (projected) state. Keep the options with JCT <= (1 + ε) · the least
+JCT; among those costing <= (least cost) · (1 + 1e-9) take the earliest epoch, then the most GPUs,
+then the larger K′. Start now if that option is at τ = t, else wait."""
+
+from bacepipe.core.jit import kernel as plain_kernel
+from bacepipe.core.model import C_ARRIVAL_S, C_KSTAR
+from bacepipe.core.projection import (
+    advance_projection,
+    begin_projection,
+    execution_s,
+    offer,
+    placement_cost,
+    running_by_end,
+)
+from bacepipe.policies.api import (
+    OPT_COST,
+    OPT_GPUS,
+    OPT_JCT,
+    OPT_Q,
+    OPT_TAU,
+    Decision,
+    start_rule_kernel,
+)
+from bacepipe.sim.reference import offer as offer_twin
+from bacepipe.sim.reference import projections
+
+#: Targets K′ = ceil(K* · q / 10), largest first.
+QUOTAS = (10, 9, 8, 7, 6, 5)
+#: Costs within this relative margin of the least count as the cheapest.
+COST_TIE_RTOL = 1e-9
+
+
+@plain_kernel
+def target(kstar, q):
+    """K′ = ceil(K* · q / 10) in integers."""
+    return (kstar * q + 9) // 10
+
+
+@plain_kernel
+def _add_options(tau, run, job, cluster, work, place, allocate, trial, n_opt):
+    """Append the options of epoch τ to ``work.options``; returns the new count."""
+    kstar = int(job[C_KSTAR])
+    previous = -1
+    for q in QUOTAS:
+        k = target(kstar, q)
+        if k == previous:
+            continue
+        previous = k
+        plen, g = offer(place, job, k, cluster, work, allocate, trial)
+        if g == 0:
+            continue
+        exec_s = execution_s(run, job, trial.path, plen, trial.alloc)
+        row = work.options[n_opt]
+        row[OPT_TAU] = tau
+        row[OPT_JCT] = tau + exec_s - job[C_ARRIVAL_S]
+        row[OPT_COST] = placement_cost(run, trial.path, plen, trial.alloc, tau, exec_s)
+        row[OPT_GPUS] = g
+        row[OPT_Q] = k
+        n_opt += 1
+    return n_opt
+
+
+@plain_kernel
+def choose(options, n_opt, slack):
+    """Index of the chosen option (SPEC §14's rule)."""
+    least_jct = options[0, OPT_JCT]
+    for i in range(1, n_opt):
+        least_jct = min(least_jct, options[i, OPT_JCT])
+    bound = (1.0 + slack) * least_jct
+    least_cost = -1.0
+    for i in range(n_opt):
+        if options[i, OPT_JCT] <= bound and (least_cost < 0 or options[i, OPT_COST] < least_cost):
+            least_cost = options[i, OPT_COST]
+    best = -1
+    for i in range(n_opt):
+        o = options[i]
+        if o[OPT_JCT] > bound or o[OPT_COST] > least_cost * (1.0 + COST_TIE_RTOL):
+            continue
+        if best < 0:
+            best = i
+            continue
+        b = options[best]
+        if o[OPT_TAU] < b[OPT_TAU] or (o[OPT_TAU] == b[OPT_TAU] and (
+                o[OPT_GPUS] > b[OPT_GPUS]
+                or (o[OPT_GPUS] == b[OPT_GPUS] and o[OPT_Q] > b[OPT_Q]))):
+            best = i
+    return best
+
+
+@start_rule_kernel
+def kernel(j, t, run, cluster, work, place, allocate, out):
+    job = run.jobs[j]
+    trial = Decision(work.trial_path, work.trial_alloc)
+    n_opt = _add_options(t, run, job, cluster, work, place, allocate, trial, 0)
+    n_running = running_by_end(run, work.order)
+    if n_running > 0:
+        projected = begin_projection(run, cluster, work)
+        i = 0
+        while i < n_running:
+            i, tau = advance_projection(run, work, n_running, i)
+            n_opt = _add_options(tau, run, job, projected, work, place, allocate, trial, n_opt)
+    if n_opt == 0:
+        return 0, 0
+    best = choose(work.options, n_opt, run.plan_slack)
+    if work.options[best, OPT_TAU] != t:
+        return 0, 0
+    return offer(place, job, int(work.options[best, OPT_Q]), cluster, work, allocate, out)
+
+
+def twin(j, t, sim, place, allocate):
+    jm = sim.models[j]
+    arrival = sim.arrivals[j]
+    epochs = [(t, sim.state, sim.prices_at(t))]
+    if sim.running:
+        epochs += [(tau, state.copy(), prices) for tau, state, prices in projections(sim)]
+    options = []  # (tau, jct, cost, gpus, k, placement)
+    for tau, state, prices in epochs:
+        targets = []
+        for q in QUOTAS:
+            k = (jm.k_star * q + 9) // 10
+            if k not in targets:
+                targets.append(k)
+        for k in targets:
+            placed = offer_twin(sim, j, k, state, prices, place, allocate)
+            if placed is None:
+                continue
+            exec_s = sim.execution_s(j, *placed)
+            options.append((tau, tau + exec_s - arrival, sim.cost(*placed, tau, exec_s),
+                            sum(placed[1]), k, placed))
+    if not options:
+        return None
+    bound = (1.0 + sim.plan_slack) * min(o[1] for o in options)
+    kept = [o for o in options if o[1] <= bound]
+    least_cost = min(o[2] for o in kept)
+    cheapest = [o for o in kept if o[2] <= least_cost * (1.0 + COST_TIE_RTOL)]
+    tau, _, _, _, _, placed = min(cheapest, key=lambda o: (o[0], -o[3], -o[4]))
+    return placed if tau == t else None

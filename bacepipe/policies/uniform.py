@@ -1,0 +1,49 @@
+"""Uniform allocator (SPEC §7, the w/o Cost-Min ablation): n_r = min(G_r, x) with x the largest
+integer such that Σ min(G_r, x) <= g, then one more GPU to each region with G_r > x in path order
+until g are placed. When g is the path's free GPUs every region gets all of them (SPEC §10a)."""
+
+from bacepipe.policies.api import allocator_kernel
+
+
+@allocator_kernel
+def kernel(path, plen, g, cluster, alloc):
+    free = cluster.free
+    x = 1
+    most = 0
+    for p in range(plen):
+        most = max(most, free[path[p]])
+    while x < most:
+        total = 0
+        for p in range(plen):
+            total += min(free[path[p]], x + 1)
+        if total > g:
+            break
+        x += 1
+    placed = 0
+    for p in range(plen):
+        r = path[p]
+        alloc[r] = min(free[r], x)
+        placed += alloc[r]
+    for p in range(plen):
+        r = path[p]
+        if placed == g:
+            break
+        if free[r] > x:
+            alloc[r] += 1
+            placed += 1
+
+
+def twin(path, g, free, prices):
+    caps = [free[r] for r in path]
+    x = 0
+    while x < max(caps) and sum(min(c, x + 1) for c in caps) <= g:
+        x += 1
+    counts = [min(c, x) for c in caps]
+    remaining = g - sum(counts)
+    for pos, c in enumerate(caps):
+        if remaining == 0:
+            break
+        if c > x:
+            counts[pos] += 1
+            remaining -= 1
+    return counts

@@ -1,0 +1,52 @@
+"""Wait-if-faster start rule (SPEC §13). Job j offered placement p with L GPUs at time t starts if
+L >= K*_j or no job is running (jobs started at t count). Otherwise, for each distinct end time
+τ_k of the running jobs, release (on a copy, cumulatively) every running job ending by τ_k and run
+j's own placement policy there, with prices at τ_k, giving p_k. j waits iff
+min_k (τ_k + E_j(p_k)) < t + E_j(p), strictly; if every τ_k gives nothing, j starts."""
+
+from bacepipe.core.model import C_KSTAR
+from bacepipe.core.projection import (
+    advance_projection,
+    begin_projection,
+    execution_s,
+    offer,
+    running_by_end,
+)
+from bacepipe.policies.api import Decision, start_rule_kernel
+from bacepipe.sim.reference import offer as offer_twin
+from bacepipe.sim.reference import projections
+
+
+@start_rule_kernel
+def kernel(j, t, run, cluster, work, place, allocate, out):
+    job = run.jobs[j]
+    kstar = int(job[C_KSTAR])
+    plen, g = offer(place, job, kstar, cluster, work, allocate, out)
+    if g == 0 or g >= kstar:
+        return plen, g
+    n_running = running_by_end(run, work.order)
+    if n_running == 0:
+        return plen, g
+    finish_now = t + execution_s(run, job, out.path, plen, out.alloc)
+    trial = Decision(work.trial_path, work.trial_alloc)
+    projected = begin_projection(run, cluster, work)
+    i = 0
+    while i < n_running:
+        i, tau = advance_projection(run, work, n_running, i)
+        plen_k, g_k = offer(place, job, kstar, projected, work, allocate, trial)
+        if g_k > 0 and tau + execution_s(run, job, trial.path, plen_k, trial.alloc) < finish_now:
+            return 0, 0
+    return plen, g
+
+
+def twin(j, t, sim, place, allocate):
+    jm = sim.models[j]
+    now = offer_twin(sim, j, jm.k_star, sim.state, sim.prices_at(t), place, allocate)
+    if now is None or sum(now[1]) >= jm.k_star or not sim.running:
+        return now
+    finish_now = t + sim.execution_s(j, *now)
+    for tau, state, prices in projections(sim):
+        later = offer_twin(sim, j, jm.k_star, state, prices, place, allocate)
+        if later is not None and tau + sim.execution_s(j, *later) < finish_now:
+            return None
+    return now
