@@ -54,6 +54,8 @@ def format_table(result: dict) -> str:
     out.append(f"avg JCT {result['avg_jct_h']:.3f} h · total cost ${result['total_cost']:.2f} · "
                f"makespan {result['makespan_h']:.3f} h · energy {result['energy_kwh']:.1f} kWh · "
                f"GPU utilization {result['gpu_utilization']:.1%}")
+    out.append(f"lower bound on any schedule's avg JCT (SPEC §15): "
+               f"{result['lower_bound_h']:.3f} h")
     return "\n".join(out)
 
 

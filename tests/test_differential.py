@@ -1,4 +1,5 @@
-"""The numba core against its plain-Python twin (SPEC §1–7, §12) on seeded random scenarios.
+"""The numba core against its plain-Python twin (SPEC §1–7, §12–14) on seeded random scenarios,
+for every registered scheduler (so every built-in part) and both start rules.
 
 Both must produce the same schedule: K*, path, GPUs per region, start and end times and costs
 (relative 1e-9), the same run metrics, and the same input error when a job can never be placed.
@@ -13,6 +14,7 @@ from random_scenarios import random_scenario
 import bacepipe
 from bacepipe.core import METRICS
 from bacepipe.model.scenario import parse_scenario
+from bacepipe.policies import SCHEDULER_PARTS
 from bacepipe.sim.reference import simulate_reference
 
 RTOL = 1e-9
@@ -48,22 +50,42 @@ def assert_same_schedule(fast, slow, label: str) -> None:
 @pytest.mark.parametrize("extensions", [False, True], ids=["paper-world", "extensions"])
 @pytest.mark.parametrize("block", range(4))
 def test_core_matches_reference(block, extensions):
-    """4 blocks × 60 scenarios × 8 schedulers, per world."""
+    """4 blocks × 60 scenarios × every scheduler, per world (greedy unless a scheduler fixes its
+    own start rule)."""
     for seed in range(block * 60, (block + 1) * 60):
         data = random_scenario(np.random.default_rng([seed, extensions]), extensions=extensions)
         scenario = parse_scenario(data)
-        for scheduler in bacepipe.SCHEDULERS:
+        for scheduler in SCHEDULER_PARTS:
             assert_same_schedule(_run(bacepipe.run_scenario, scenario, scheduler),
                                  _run(simulate_reference, scenario, scheduler),
                                  f"seed {seed}, {scheduler}")
 
 
+@pytest.mark.parametrize("extensions", [False, True], ids=["paper-world", "extensions"])
+@pytest.mark.parametrize("block", range(3))
+def test_start_rules_and_slack_match(block, extensions):
+    """SPEC §13 ``wait_if_faster`` for every scheduler, and spt_plan at several slacks ε
+    (SPEC §14): 3 blocks × 40 scenarios, per world."""
+    for seed in range(block * 40, (block + 1) * 40):
+        rng = np.random.default_rng([seed, extensions, 13])
+        data = random_scenario(rng, extensions=extensions, max_jobs=20)
+        data["start_rule"] = "wait_if_faster"
+        data["plan_slack"] = float(rng.choice([0.0, 0.05, 0.1, 0.2, 0.3, 1.0]))
+        scenario = parse_scenario(data)
+        for scheduler in SCHEDULER_PARTS:
+            assert_same_schedule(_run(bacepipe.run_scenario, scenario, scheduler),
+                                 _run(simulate_reference, scenario, scheduler),
+                                 f"seed {seed}, {scheduler}, wait_if_faster")
+
+
 @pytest.mark.parametrize("name", ["paper", "motivation"])
 def test_builtin_scenarios_match(name):
-    scenario = bacepipe.model.generate.load_scenario(name)
-    for scheduler in bacepipe.SCHEDULERS:
-        assert_same_schedule(bacepipe.run_scenario(scenario, scheduler),
-                             simulate_reference(scenario, scheduler), f"{name}, {scheduler}")
+    for rule in ("greedy", "wait_if_faster"):
+        scenario = bacepipe.model.generate.generate_batch(name, start_rule=rule).scenario(0)
+        for scheduler in SCHEDULER_PARTS:
+            assert_same_schedule(bacepipe.run_scenario(scenario, scheduler),
+                                 simulate_reference(scenario, scheduler),
+                                 f"{name}, {scheduler}, {rule}")
 
 
 def test_scaled_random_points_match():
@@ -72,7 +94,7 @@ def test_scaled_random_points_match():
                                                        gpu_scale=gs, num_jobs=12)
         for t in range(batch.size):
             scenario = batch.scenario(t)
-            for scheduler in bacepipe.SCHEDULERS:
+            for scheduler in SCHEDULER_PARTS:
                 assert_same_schedule(bacepipe.run_scenario(scenario, scheduler),
                                      simulate_reference(scenario, scheduler),
                                      f"bw {bw}, gpu {gs}, topology {t}, {scheduler}")

@@ -89,3 +89,28 @@ def test_module_entry_point_exit_status(tmp_path):
     assert proc.stderr.strip() == ("bacepipe.simulate: regions: the cluster has 0 GPUs: "
                                    "no job could ever be placed")
     assert "Traceback" not in proc.stderr
+
+
+@pytest.mark.parametrize("rule", ["greedy", "wait_if_faster"])
+def test_lower_bound_is_the_twins_and_below_every_scheduler(rule):
+    from bacepipe.model.generate import generate_batch
+    from bacepipe.sim.bounds import lower_bound_h
+
+    for name, topology in (("paper", 0), ("random", 3), ("random", 7)):
+        scenario = generate_batch(name, 0, [topology], start_rule=rule).scenario(0)
+        for scheduler in bacepipe.SCHEDULERS:
+            out = bacepipe.run_scenario(scenario, scheduler)
+            assert out["lower_bound_h"] == pytest.approx(lower_bound_h(scenario), rel=1e-12)
+            assert out["lower_bound_h"] <= out["avg_jct_h"] * (1 + 1e-12)
+
+
+def test_simulate_start_rule_and_slack_options(capsys):
+    assert main(["paper", "--scheduler", "bace_pipe", "--start-rule", "wait_if_faster",
+                 "--json"]) == 0
+    waiting = json.loads(capsys.readouterr().out)
+    assert main(["paper", "--scheduler", "bace_pipe", "--json"]) == 0
+    greedy = json.loads(capsys.readouterr().out)
+    assert waiting["jobs"] != greedy["jobs"]
+    assert main(["paper", "--scheduler", "spt_plan", "--plan-slack", "-1"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err == "bacepipe.simulate: plan_slack: must be >= 0, got -1.0"

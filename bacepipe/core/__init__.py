@@ -42,6 +42,8 @@ class BatchResult(NamedTuple):
     alloc : int64[T, S, J, R]  GPUs per region index.
     path : int64[T, S, J, R]   region indices in pipeline order, −1 padded.
     path_len : int64[T, S, J]
+    lower_bound_h : float64[T]  SPEC §15's lower bound on any schedule's avg JCT (NaN when a
+        job can never fit).
     schedulers : tuple[str, ...]
     """
 
@@ -56,6 +58,7 @@ class BatchResult(NamedTuple):
     alloc: np.ndarray
     path: np.ndarray
     path_len: np.ndarray
+    lower_bound_h: np.ndarray
     schedulers: tuple[str, ...]
 
 
@@ -125,13 +128,13 @@ def simulate_batch(batch: ScenarioBatch, schedulers) -> BatchResult:
     return BatchResult(out.metrics, out.status, out.bad_job,
                        out.const[:, :, C_KSTAR].astype(np.int64),
                        out.const[:, :, C_MIN_GPUS].astype(np.int64), out.start_s, out.end_s,
-                       out.cost, out.alloc, out.path, out.plen, names)
+                       out.cost, out.alloc, out.path, out.plen, out.lower_bound_h, names)
 
 
 def _scatter(sub, out, columns) -> None:
     """Copy the per-scheduler outputs of ``sub`` into scheduler columns ``columns`` of ``out``."""
     for field in out._fields:
-        if field == "const":
-            out.const[...] = sub.const
+        if field in ("const", "lower_bound_h"):
+            getattr(out, field)[...] = getattr(sub, field)
         else:
             getattr(out, field)[:, columns] = getattr(sub, field)

@@ -12,10 +12,12 @@ from typing import NamedTuple
 import numpy as np
 from numba import prange
 
+from bacepipe.core.bounds import lower_bound_h
 from bacepipe.core.jit import kernel
 from bacepipe.core.model import (
     C_ACT_BITS,
     C_ARRIVAL_S,
+    HW_INTRA_GBPS,
     HW_POWER_KW,
     N_CONST,
     hop_feasible,
@@ -24,8 +26,7 @@ from bacepipe.core.model import (
     t_comp,
 )
 from bacepipe.core.projection import execution_s, placement_cost
-from bacepipe.metrics import METRICS
-from bacepipe.policies.api import (
+from bacepipe.core.structs import (
     DONE,
     FUTURE,
     PENDING,
@@ -35,6 +36,7 @@ from bacepipe.policies.api import (
     Run,
     make_work,
 )
+from bacepipe.metrics import METRICS
 
 STATUS_OK, STATUS_NEVER_PLACED, STATUS_TOO_FEW_GPUS, STATUS_BAD_DECISION = 0, 1, 2, 3
 N_METRICS = len(METRICS)
@@ -76,6 +78,7 @@ class BatchOutputs(NamedTuple):
     metrics : float64[T, S, N_METRICS]; status, bad_job : int64[T, S]
     const : float64[T, J, N_CONST]; start_s, end_s, cost : float64[T, S, J]
     alloc, path : int64[T, S, J, R]; plen : int64[T, S, J]
+    lower_bound_h : float64[T]   SPEC §15's lower bound on any schedule's avg JCT, hours.
     """
 
     metrics: np.ndarray
@@ -88,6 +91,7 @@ class BatchOutputs(NamedTuple):
     alloc: np.ndarray
     path: np.ndarray
     plen: np.ndarray
+    lower_bound_h: np.ndarray
 
 
 #: Columns of the scheduler codes: indices into the part tuples, and whether the ordering's key
@@ -314,12 +318,15 @@ def _simulate_batch(inputs, outputs, codes, orderings, start_rules, placements, 
     the part tuples hold every registered part of each kind, as compiled kernels."""
     hw = inputs.hardware
     # Arrays bound to locals: a parfor loses writes through a NamedTuple attribute.
-    status, bad_job = outputs.status, outputs.bad_job
+    status, bad_job, lower_bound = outputs.status, outputs.bad_job, outputs.lower_bound_h
     for t in prange(inputs.gpus.shape[0]):
         const = outputs.const[t]
         bad = job_constants(hw, inputs.params_b[t], inputs.layers[t], inputs.hidden[t],
                             inputs.batch_size[t], inputs.samples[t], inputs.epochs[t],
                             inputs.arrival_h[t], inputs.gpus[t].sum(), inputs.memory_on, const)
+        if bad < 0:
+            lower_bound[t] = lower_bound_h(const, inputs.links[t], hw[HW_INTRA_GBPS],
+                                           inputs.gpus[t].sum())
         for s in range(codes.shape[0]):
             if bad >= 0:
                 status[t, s], bad_job[t, s] = STATUS_TOO_FEW_GPUS, bad
@@ -361,4 +368,5 @@ def empty_outputs(n_topologies: int, n_schedulers: int, n_jobs: int,
         np.zeros(ts + (N_METRICS,)), np.zeros(ts, dtype=np.int64), np.full(ts, -1, dtype=np.int64),
         np.zeros((n_topologies, n_jobs, N_CONST)), np.zeros(tsj), np.zeros(tsj), np.zeros(tsj),
         np.zeros(tsj + (n_regions,), dtype=np.int64),
-        np.full(tsj + (n_regions,), -1, dtype=np.int64), np.zeros(tsj, dtype=np.int64))
+        np.full(tsj + (n_regions,), -1, dtype=np.int64), np.zeros(tsj, dtype=np.int64),
+        np.full(n_topologies, np.nan))

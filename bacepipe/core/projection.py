@@ -10,7 +10,7 @@ at τ_k. Pending jobs are ignored and nothing is reserved. The twin is
 
 from bacepipe.core.jit import kernel
 from bacepipe.core.model import C_ITERS, C_MIN_GPUS, placement_iter_time, price_at, tou_energy_price
-from bacepipe.policies.api import RUNNING, Cluster
+from bacepipe.core.structs import RUNNING, Cluster
 
 
 @kernel

@@ -26,6 +26,8 @@ from bacepipe.model.scenario import START_RULES
 
 KINDS = ("ordering", "start_rule", "placement", "allocator")
 ROLES = ("paper", "baseline", "ablation", "ours", "user")
+#: The start rules a scenario (or sweep) may name (SPEC §13).
+SCENARIO_START_RULES = START_RULES
 #: The scheduler every ratio of the report is relative to.
 REFERENCE_SCHEDULER = "bace_pipe"
 
@@ -126,7 +128,7 @@ def parts_of(name: str, start_rule: str = "greedy") -> dict[str, Part]:
 def engine_of(name: str) -> str:
     """``compiled`` when every part of the scheduler has a kernel, else ``reference`` (the
     plain-Python event loop runs it)."""
-    for start_rule in START_RULES:
+    for start_rule in SCENARIO_START_RULES:
         if any(p.kernel is None for p in parts_of(name, start_rule).values()):
             return "reference"
     return "compiled"

@@ -541,6 +541,7 @@ def fill_outputs(batch, names: Sequence[str], columns: Sequence[int], out) -> No
     from bacepipe.core.loop import STATUS_NEVER_PLACED, STATUS_TOO_FEW_GPUS
     from bacepipe.core.model import C_KSTAR, C_MIN_GPUS
     from bacepipe.metrics import METRICS
+    from bacepipe.sim.bounds import lower_bound_h
 
     for t in range(batch.size):
         scenario = batch.scenario(t)
@@ -553,6 +554,7 @@ def fill_outputs(batch, names: Sequence[str], columns: Sequence[int], out) -> No
             out.status[t, list(columns)] = STATUS_TOO_FEW_GPUS
             out.bad_job[t, list(columns)] = bad
             continue
+        out.lower_bound_h[t] = lower_bound_h(scenario)
         out.const[t, :, C_KSTAR] = [m.k_star for m in models]
         out.const[t, :, C_MIN_GPUS] = [m.min_gpus for m in models]
         for name, s in zip(names, columns, strict=True):

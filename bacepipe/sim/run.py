@@ -62,6 +62,7 @@ def result_dict(batch: ScenarioBatch, result: BatchResult, t: int, s: int) -> di
             "path": [batch.region_names[r] for r in path],
             "gpus": {batch.region_names[r]: int(result.alloc[t, s, j, r]) for r in path},
         })
+    out["lower_bound_h"] = float(result.lower_bound_h[t])
     out["jobs"] = jobs
     return out
 
@@ -82,7 +83,8 @@ def run_scenario(scenario, scheduler: str, *, plugins=()) -> dict:
     -------
     dict
         ``scheduler``, ``avg_jct_h``, ``total_cost``, ``makespan_h``, the other SPEC §10 metrics,
-        and ``jobs``: per job in input order ``name``, ``k_star``, ``start_h``, ``end_h``,
+        ``lower_bound_h`` (SPEC §15: no schedule of this scenario has a lower avg JCT), and
+        ``jobs``: per job in input order ``name``, ``k_star``, ``start_h``, ``end_h``,
         ``jct_h``, ``cost``, ``path`` (region names in pipeline order), ``gpus`` ({region: n}).
 
     Raises

@@ -1,0 +1,118 @@
+"""The structures a scheduler part sees (the contract of :mod:`bacepipe.policies.api`), kept here
+so that the event loop and the shared kernels use them without importing the plug-in API."""
+
+from typing import NamedTuple
+
+import numpy as np
+
+from bacepipe.core.jit import kernel
+
+
+class Cluster(NamedTuple):
+    """The residual state a decision sees (SPEC §4).
+
+    free : int64[R]        free GPUs per region.
+    resid : float64[R, R]  residual bandwidth u→v, Gbit/s.
+    price : float64[R]     $/kWh at the decision time (SPEC §12 time-of-use).
+    """
+
+    free: np.ndarray
+    resid: np.ndarray
+    price: np.ndarray
+
+
+class Decision(NamedTuple):
+    """A placement: ``path`` int64[R] (region indices in pipeline order, the first plen count)
+    and ``alloc`` int64[R] (GPUs per region index; only path regions are read)."""
+
+    path: np.ndarray
+    alloc: np.ndarray
+
+
+class Work(NamedTuple):
+    """Scratch arrays a part may overwrite, so that no decision allocates.
+
+    path, alloc : int64[R]            a second placement (e.g. Pathfinder's candidates).
+    trial_path, trial_alloc : int64[R]  a third one (projections of SPEC §13/§14).
+    in_path : bool[R]                 membership of a growing path.
+    by_price : int64[R]               a region order.
+    free, price : int64[R], float64[R]   a projected copy of the state (SPEC §13).
+    resid : float64[R, R]
+    users : int64[R, R]               jobs holding each link direction in the copy.
+    order : int64[J]                  running jobs by end time.
+    options : float64[6 (J + 1), 5]   options of a start rule (SPEC §14).
+    """
+
+    path: np.ndarray
+    alloc: np.ndarray
+    trial_path: np.ndarray
+    trial_alloc: np.ndarray
+    in_path: np.ndarray
+    by_price: np.ndarray
+    free: np.ndarray
+    price: np.ndarray
+    resid: np.ndarray
+    users: np.ndarray
+    order: np.ndarray
+    options: np.ndarray
+
+
+class Run(NamedTuple):
+    """What a start rule sees of the run (read-only for parts).
+
+    jobs : float64[J, N_CONST]   per-job constants (``C_*`` of :mod:`bacepipe.core.model`).
+    state : int64[J]             ``FUTURE``, ``PENDING``, ``RUNNING`` or ``DONE`` below.
+    end_s : float64[J]           end times of started jobs, s.
+    start_seq : int64[J]         order in which started jobs started (0, 1, ...).
+    path, alloc : int64[J, R]    placements of started jobs; plen : int64[J].
+    reserved : float64[J]        Gbit/s each started job holds per hop direction.
+    users : int64[R, R]          running jobs holding each link direction.
+    links, latency_s : float64[R, R]  nominal bandwidth (Gbit/s) and one-way latency (s).
+    price, utc_offset_h : float64[R]; profile : float64[R, 24]   prices (SPEC §12).
+    time_of_use : bool; power_kw : float; plan_slack : float (SPEC §14's ε).
+    """
+
+    jobs: np.ndarray
+    state: np.ndarray
+    end_s: np.ndarray
+    start_seq: np.ndarray
+    path: np.ndarray
+    alloc: np.ndarray
+    plen: np.ndarray
+    reserved: np.ndarray
+    users: np.ndarray
+    links: np.ndarray
+    latency_s: np.ndarray
+    price: np.ndarray
+    profile: np.ndarray
+    utc_offset_h: np.ndarray
+    time_of_use: bool
+    power_kw: float
+    plan_slack: float
+
+
+#: Job states of :attr:`Run.state`.
+FUTURE, PENDING, RUNNING, DONE = 0, 1, 2, 3
+#: Options a start rule may weigh per epoch (SPEC §14: q = 10 .. 5).
+OPTIONS_PER_EPOCH = 6
+#: Columns of :attr:`Work.options`.
+OPT_TAU, OPT_JCT, OPT_COST, OPT_GPUS, OPT_Q = range(5)
+
+
+def make_cluster(n_regions: int) -> Cluster:
+    return Cluster(np.zeros(n_regions, np.int64), np.zeros((n_regions, n_regions)),
+                   np.zeros(n_regions))
+
+
+def make_decision(n_regions: int) -> Decision:
+    return Decision(np.zeros(n_regions, np.int64), np.zeros(n_regions, np.int64))
+
+
+@kernel
+def make_work(n_regions, n_jobs):
+    """Fresh scratch arrays for R regions and J jobs (called from Python and compiled code)."""
+    r = n_regions
+    return Work(np.zeros(r, np.int64), np.zeros(r, np.int64), np.zeros(r, np.int64),
+                np.zeros(r, np.int64), np.zeros(r, np.bool_), np.zeros(r, np.int64),
+                np.zeros(r, np.int64), np.zeros(r), np.zeros((r, r)), np.zeros((r, r), np.int64),
+                np.zeros(n_jobs, np.int64), np.zeros((OPTIONS_PER_EPOCH * (n_jobs + 1), 5)))

@@ -1,0 +1,77 @@
+"""SPEC §13 and §14 by hand: cases whose outcome follows from the text alone, checked on the
+compiled core and on the twin."""
+
+import numpy as np
+import pytest
+
+import bacepipe
+from bacepipe.model.scenario import parse_scenario
+from bacepipe.policies.api import OPT_COST, OPT_GPUS, OPT_JCT, OPT_Q, OPT_TAU
+from bacepipe.policies.spt_plan import QUOTAS, choose, target
+from bacepipe.sim.reference import simulate_reference
+
+JOB = {"params_b": 14, "layers": 8, "hidden": 5120, "batch_size": 512, "dataset_samples": 52002}
+
+
+def two_jobs(rule: str) -> object:
+    """Two identical 8-layer jobs (K* = 8) on one region of 10 GPUs: the second gets 2 GPUs
+    if it starts at once, 8 if it waits for the first."""
+    return parse_scenario({
+        "regions": [{"name": "R", "gpus": 10, "price": 0.2, "bandwidth_gbps": 10}],
+        "jobs": [dict(JOB, name="A"), dict(JOB, name="B")], "start_rule": rule})
+
+
+@pytest.mark.parametrize("run", [bacepipe.run_scenario, simulate_reference],
+                         ids=["core", "twin"])
+def test_wait_if_faster_waits_when_waiting_finishes_sooner(run):
+    greedy = run(two_jobs("greedy"), "bace_pipe_no_priority")
+    a, b = greedy["jobs"]
+    assert a["k_star"] == 8 and a["gpus"] == {"R": 8}
+    assert b["start_h"] == 0 and b["gpus"] == {"R": 2}  # SPEC §5: anything >= 1 GPU starts
+    # waiting (until A ends, then 8 GPUs) beats 2 GPUs now iff end_A + E(8) < E(2)
+    assert a["end_h"] + (a["end_h"] - a["start_h"]) < b["end_h"] - b["start_h"]
+    waiting = run(two_jobs("wait_if_faster"), "bace_pipe_no_priority")
+    a2, b2 = waiting["jobs"]
+    assert a2 == a
+    assert b2["start_h"] == a["end_h"] and b2["gpus"] == {"R": 8}
+    assert waiting["avg_jct_h"] < greedy["avg_jct_h"]
+
+
+@pytest.mark.parametrize("run", [bacepipe.run_scenario, simulate_reference],
+                         ids=["core", "twin"])
+def test_a_job_alone_always_starts(run):
+    one = parse_scenario({
+        "regions": [{"name": "R", "gpus": 3, "price": 0.2, "bandwidth_gbps": 10}],
+        "jobs": [dict(JOB, name="A")], "start_rule": "wait_if_faster"})
+    row = run(one, "bace_pipe")["jobs"][0]
+    assert row["start_h"] == 0 and row["gpus"] == {"R": 3}  # L < K*, but nothing runs
+
+
+def test_spt_plan_targets_are_ceil_of_tenths():
+    assert QUOTAS == (10, 9, 8, 7, 6, 5)
+    for kstar in range(1, 200):
+        for q in QUOTAS:
+            assert target(kstar, q) == -(-kstar * q // 10)
+    assert [target(8, q) for q in QUOTAS] == [8, 8, 7, 6, 5, 4]
+
+
+def _options(rows):
+    out = np.zeros((len(rows), 5))
+    for i, (tau, jct, cost, gpus, k) in enumerate(rows):
+        out[i, [OPT_TAU, OPT_JCT, OPT_COST, OPT_GPUS, OPT_Q]] = tau, jct, cost, gpus, k
+    return out
+
+
+def test_spt_plan_choice_rule():
+    # (τ, JCT, cost, GPUs, K′)
+    rows = [(0, 100, 10.0, 8, 8), (0, 115, 9.0, 7, 7), (0, 130, 5.0, 6, 6), (50, 110, 9.0, 8, 8)]
+    # ε = 0.2 keeps JCT <= 120: options 0, 1, 3; the cheapest cost 9 at τ 0 and 50 -> earliest
+    assert choose(_options(rows), 4, 0.2) == 1
+    # ε = 0 keeps only the fastest
+    assert choose(_options(rows), 4, 0.0) == 0
+    # ε = 0.5 keeps all; the cheapest is option 2
+    assert choose(_options(rows), 4, 0.5) == 2
+    # equal cost within 1e-9 and equal epoch: the most GPUs, then the larger K′
+    tied = [(0, 100, 9.0, 7, 8), (0, 100, 9.0 * (1 + 1e-10), 8, 8), (0, 100, 9.0, 8, 7)]
+    assert choose(_options(tied), 3, 0.1) == 1
+    assert choose(_options([(0, 100, 9.0, 8, 7), (0, 100, 9.0, 8, 8)]), 2, 0.1) == 1
