@@ -2,8 +2,10 @@
 
 Runs ``python -m bacepipe.sweep -m bandwidth_scale=0.5,1.0 topologies=50 validate=true`` into a
 temporary results directory (every simulated schedule replayed against the invariants of SPEC §4;
-a violation fails the sweep with exit status 3) and checks with polars: 2 × 50 × 8 rows, the
-expected columns and types, no nulls, finite metrics, one row per (point, topology, scheduler).
+a violation fails the sweep with exit status 3) and reads it back as the README does
+(``pl.scan_parquet(runs, hive_partitioning=True)``): 2 × 50 × (default schedulers) rows, every
+hive level and column with its type, no nulls, finite metrics, one row per (point, topology,
+scheduler).
 Exits 1 with one clear message on the first failure. Usage: ``python .ci/smoke_sweep.py`` (from
 the repository root).
 """
@@ -18,14 +20,17 @@ from pathlib import Path
 
 import polars as pl
 
+from bacepipe.metrics import METRICS
+from bacepipe.policies import SCHEDULERS as DEFAULT_SCHEDULERS
+
 SCALES = (0.5, 1.0)
 TOPOLOGIES = 50
-SCHEDULERS = 8
-METRICS = ("avg_jct_h", "total_cost", "energy_kwh", "makespan_h", "mean_wait_h", "mean_gpus",
-           "multi_region_share", "gpu_utilization")
+SCHEDULERS = len(DEFAULT_SCHEDULERS)
 COLUMNS = {"seed": pl.Int64, "topology": pl.Int64, "scheduler": pl.String,
-           **{m: pl.Float64 for m in METRICS}, "scenario": pl.String,
+           **{m: pl.Float64 for m in METRICS}, "plan_slack": pl.Float64, "scenario": pl.String,
            "bandwidth_scale": pl.Float64, "gpu_scale": pl.Float64, "num_jobs": pl.Int64,
+           **{k: pl.String for k in ("arrivals", "latency", "memory_model", "price_profile",
+                                     "start_rule", "gpu_mix")},
            "point": pl.String}
 
 
@@ -50,10 +55,11 @@ def main() -> int:
         files = sorted(runs.rglob("*.parquet"))
         if not files:
             fail(f"no Parquet files under {runs}")
-        df = pl.scan_parquet(str(runs / "**" / "*.parquet"), hive_partitioning=True).collect()
+        df = pl.scan_parquet(runs, hive_partitioning=True).collect()
         expected = len(SCALES) * TOPOLOGIES * SCHEDULERS
         if df.height != expected:
-            fail(f"{df.height} rows, expected {expected} (2 scales × {TOPOLOGIES} × 8)")
+            fail(f"{df.height} rows, expected {expected} (2 scales × {TOPOLOGIES} × "
+                 f"{SCHEDULERS})")
         for name, dtype in COLUMNS.items():
             if name not in df.columns:
                 fail(f"column {name!r} missing (have {', '.join(df.columns)})")

@@ -35,6 +35,8 @@ from bacepipe.sweep import app, backends, chunks, run_point, store, validate
 
 KEYS = ["scenario", "bandwidth_scale", "gpu_scale", "num_jobs", "topology", "scheduler"]
 PROG = "bacepipe.sweep: "
+#: Schedulers of a default point; a chunk file holds one topology range of one of them.
+N = len(SCHEDULERS)
 
 
 def settings(root, **overrides):
@@ -166,7 +168,7 @@ def test_loky_worker_killed_mid_chunk_is_retried(tmp_path, monkeypatch, clean, c
     killer = KillChunk(start=7, marks=tmp_path)
     monkeypatch.setattr(backends, "run_chunk", killer)
     report = run_point(settings(tmp_path / "res", workers=2, save_jobs=True))
-    assert killer.kills() == 1 and report.chunks_run == 5
+    assert killer.kills() == 1 and report.chunks_run == 5 * N
     assert "a worker process died (exit codes {SIGKILL(-9)})" in capfd.readouterr().err
     assert_frame_equal(frame(tmp_path / "res"), frame(clean))
     assert_frame_equal(frame(tmp_path / "res", "jobs"), frame(clean, "jobs"))
@@ -186,11 +188,11 @@ def test_loky_worker_killed_every_time_is_one_line_exit_4(tmp_path, monkeypatch,
     assert len(notes) == backends.MAX_RETRIES and all("re-running" in n for n in notes), err
     assert last.startswith(PROG + "a worker process died 3 times (exit codes"), err
     assert "chunks not done" in last and "re-run resumes" in last
-    assert not leftovers(res) and readable(res) < 5
+    assert not leftovers(res) and readable(res) < 5 * N
     # The chunks that finished are kept: a re-run (without the fault) does only the rest.
     monkeypatch.undo()
     report = run_point(settings(res))
-    assert report.chunks_run < 5 and frame(res).height == 30 * 8
+    assert report.chunks_run < 5 * N and frame(res).height == 30 * N
 
 
 def test_dask_worker_killed_mid_chunk_is_retried(tmp_path, monkeypatch, clean, capfd):
@@ -244,15 +246,15 @@ def test_ctrl_c_stops_cleanly_and_resume_equals_a_clean_run(tmp_path):
     assert proc.returncode == 130, err
     lines = err.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith(PROG + "interrupted: "), err
-    assert "/200 chunks of point" in lines[0] and "run the same command again" in lines[0]
+    assert f"/{200 * N} chunks of point" in lines[0] and "run the same command again" in lines[0]
     assert not leftovers(res)
     done = readable(res / "runs")
-    assert 10 <= done < 200
+    assert 10 <= done < 200 * N
 
     resumed = subprocess.run(cmd, cwd=tmp_path, env=env, capture_output=True, text=True,
                              timeout=120)
     assert resumed.returncode == 0, resumed.stderr
-    assert f"{200 - done}/200 chunks run" in resumed.stdout
+    assert f"{200 * N - done} of {200 * N} chunks run" in resumed.stdout
     run_point(validate({"topologies": 1000, "chunk_size": 250, "workers": 2, "save_jobs": True,
                         "num_jobs": 12, "results_dir": str(tmp_path / "clean"),
                         "progress": False}))
@@ -278,15 +280,16 @@ def test_keyboard_interrupt_in_process_names_what_is_on_disk(tmp_path, monkeypat
     real = store.write_table
     calls = []
 
-    def interrupt_third(path, columns, schema):
+    def interrupt_third(path, columns, schema, identity=""):
         calls.append(path)
         if len(calls) == 3:
             raise KeyboardInterrupt
-        real(path, columns, schema)
+        real(path, columns, schema, identity)
 
     monkeypatch.setattr(store, "write_table", interrupt_third)
-    with pytest.raises(Interrupted, match=r"^2/5 chunks of point s0-r6-t30-\w+ are complete on "
-                                          "disk; run the same command again to resume$"):
+    with pytest.raises(Interrupted, match=rf"^2/{5 * N} chunks of point s0-r6-t30-[\w-]+ are "
+                                          "complete on disk; run the same command again to "
+                                          "resume$"):
         run_point(settings(tmp_path))
     assert not leftovers(tmp_path) and readable(tmp_path) == 2
 
@@ -334,10 +337,13 @@ def test_full_disk_mid_write_leaves_nothing_and_resumes(tmp_path, monkeypatch, c
         run_point(settings(tmp_path, save_jobs=True))
     text = str(err.value)
     assert "\n" not in text and text.startswith(f"results_dir: cannot write '{tmp_path}/"), text
-    assert text.endswith("chunk-000000007-000000014.parquet': No space left on device"), text
-    assert not leftovers(tmp_path) and readable(tmp_path) == 2  # chunk 0's jobs and runs
+    # Jobs, then runs, per scheduler: the third file is the second scheduler's jobs.
+    second = validate({}).schedulers[1]
+    assert text.endswith(f"chunk-000000000-000000007-{second}.parquet': No space left on "
+                         "device"), text
+    assert not leftovers(tmp_path) and readable(tmp_path) == 2  # the first one's jobs and runs
     monkeypatch.undo()
-    assert run_point(settings(tmp_path, save_jobs=True)).chunks_run == 4
+    assert run_point(settings(tmp_path, save_jobs=True)).chunks_run == 5 * N - 1
     assert_frame_equal(frame(tmp_path), frame(clean))
     assert_frame_equal(frame(tmp_path, "jobs"), frame(clean, "jobs"))
 
@@ -356,7 +362,7 @@ def test_second_run_of_a_point_waits_for_the_lock(tmp_path, capfd, clean):
         assert runner.is_alive() and not (tmp_path / "runs").exists()
         assert "another run is writing this point" in capfd.readouterr().err
     runner.join(timeout=60)
-    assert outcome["report"].chunks_run == 5
+    assert outcome["report"].chunks_run == 5 * N
     assert_frame_equal(frame(tmp_path), frame(clean))
 
 
@@ -379,9 +385,9 @@ def test_two_identical_sweeps_at_once_equal_a_clean_run(tmp_path):
     outs = [p.communicate(timeout=120) for p in procs]
     for proc, (_, err) in zip(procs, outs, strict=True):
         assert proc.returncode == 0, err
-    runs = sorted(int(out.split(" chunks run")[0].rsplit("· ", 1)[1].split("/")[0])
+    runs = sorted(int(out.split(" chunks run")[0].rsplit("· ", 1)[1].split(" of ")[0])
                   for out, _ in outs)
-    assert runs == [0, 60]  # one wrote every chunk, the other found them written
+    assert runs == [0, 60 * N]  # one wrote every chunk, the other found them written
     assert not leftovers(res)
     run_point(validate({"topologies": 3000, "chunk_size": 50, "workers": 1, "num_jobs": 12,
                         "save_jobs": True, "results_dir": str(tmp_path / "clean"),
@@ -471,7 +477,7 @@ def test_edges_through_the_sweep_with_validate(tmp_path):
             report = run_point(settings(tmp_path / "res", scenario=str(path), topologies=2,
                                         validate=True, **scales))
             runs = report.runs.collect()
-            assert runs.height == 2 * 8
+            assert runs.height == 2 * N
             assert runs.select(pl.all_horizontal(pl.col("avg_jct_h", "total_cost",
                                                         "makespan_h").is_finite())).to_series().all()
     random = run_point(settings(tmp_path / "res", num_regions=1, gpu_scale=1e-3, num_jobs=20,

@@ -14,7 +14,6 @@ import subprocess
 import sys
 from pathlib import Path
 
-import numpy as np
 import polars as pl
 import pytest
 import yaml
@@ -22,14 +21,15 @@ from omegaconf import OmegaConf
 
 import bacepipe
 from bacepipe.errors import InputError
+from bacepipe.metrics import METRICS
 from bacepipe.model.hardware import Hardware
 from bacepipe.policies import SCHEDULERS
-from bacepipe.sweep import Summary, run_point, validate
+from bacepipe.sweep import Summary, run_point, store, validate
 from bacepipe.sweep.chunks import JOB_COLUMNS, RUN_COLUMNS
 from bacepipe.sweep.config import CONF_DIR, SWEEPS_DIR, HardwareConfig, SweepConfig
+from bacepipe.sweep.engine import prepare_point
 
 REPO = Path(__file__).resolve().parents[1]
-METRICS = RUN_COLUMNS[3:]
 
 
 def settings(tmp_path, **overrides):
@@ -161,27 +161,37 @@ def test_schema_defaults_match_the_composed_config():
 def test_point_layout_columns_and_manifest(tmp_path):
     s = settings(tmp_path, bandwidth_scale=0.5, save_jobs=True)
     report = run_point(s)
+    # Every level written, defaults included, in the fixed order.
     part = tmp_path / "runs" / "scenario=random" / "bandwidth_scale=0.5" / "gpu_scale=1.0" \
-        / "num_jobs=8"
+        / "num_jobs=8" / "arrivals=default" / "latency=default" / "memory_model=default" \
+        / "price_profile=default" / "start_rule=greedy" / "gpu_mix=none"
     (point_dir,) = part.iterdir()
     assert point_dir.name.startswith("point=s0-r6-t12-")
-    assert sorted(f.name for f in point_dir.iterdir()) == [
-        "chunk-000000000-000000005.parquet", "chunk-000000005-000000010.parquet",
-        "chunk-000000010-000000012.parquet"]
+    assert point_dir.name.endswith(f"-c{bacepipe.source_hash()[:8]}")
+    assert sorted(f.name for f in point_dir.iterdir()) == sorted(
+        f"chunk-{a:09d}-{b:09d}-{name}.parquet" for a, b in ((0, 5), (5, 10), (10, 12))
+        for name in s.schedulers)
     runs = read_runs(tmp_path)
     point_rows = report.runs.collect()
-    assert runs.height == 12 * 8 == point_rows.height
+    n = len(s.schedulers)
+    assert runs.height == 12 * n == point_rows.height
     assert runs.columns[:len(RUN_COLUMNS)] == list(RUN_COLUMNS)
+    assert runs.columns[len(RUN_COLUMNS):] == [*store.LEVELS, "point"]
     assert runs.schema["seed"] == pl.Int64 and runs.schema["topology"] == pl.Int64
-    assert all(runs.schema[m] == pl.Float64 for m in METRICS)
-    # Rows: topology-major, schedulers in config order.
-    assert point_rows["topology"].to_list() == np.repeat(np.arange(12), 8).tolist()
-    assert point_rows["scheduler"].to_list() == list(SCHEDULERS) * 12
+    assert all(runs.schema[m] == pl.Float64 for m in (*METRICS, "plan_slack"))
+    assert runs["plan_slack"].unique().to_list() == [0.2]
+    # Rows: by topology range, then schedulers in config order, then topology.
+    ranges = ((0, 5), (5, 10), (10, 12))
+    assert point_rows["topology"].to_list() == [t for a, b in ranges for _ in range(n)
+                                                 for t in range(a, b)]
+    assert point_rows["scheduler"].to_list() == [name for a, b in ranges
+                                                  for name in s.schedulers
+                                                  for _ in range(b - a)]
     assert point_rows.null_count().sum_horizontal().item() == 0
 
     jobs = pl.scan_parquet(str(tmp_path / "jobs" / "**" / "*.parquet"),
                            hive_partitioning=True).collect()
-    assert jobs.columns[:len(JOB_COLUMNS)] == list(JOB_COLUMNS) and jobs.height == 12 * 8 * 8
+    assert jobs.columns[:len(JOB_COLUMNS)] == list(JOB_COLUMNS) and jobs.height == 12 * n * 8
     assert set(jobs["dataset"].unique()) <= {"Alpaca-52k", "WikiText-103", "OpenWebText"}
     assert (jobs["jct_h"] - jobs["wait_h"] - jobs["execution_h"]).abs().max() < 1e-9
     assert (jobs["regions"] == jobs["path"].str.count_matches(">") + 1).all()
@@ -189,7 +199,11 @@ def test_point_layout_columns_and_manifest(tmp_path):
     manifest = json.loads(report.paths.manifest.read_text())
     assert report.paths.manifest.parent == tmp_path / "manifests" / part.relative_to(
         tmp_path / "runs")
-    assert manifest["rows"] == 96 and manifest["job_rows"] == 768
+    assert manifest["rows"] == 12 * n and manifest["job_rows"] == 12 * n * 8
+    assert manifest["source_hash"] == bacepipe.source_hash()
+    assert set(manifest["schedulers"]) == set(s.schedulers)
+    assert {v["engine"] for v in manifest["schedulers"].values()} <= {"compiled", "reference"}
+    assert manifest["partition"]["start_rule"] == "greedy"
     assert manifest["bacepipe_version"] == bacepipe.__version__
     assert manifest["config"]["bandwidth_scale"] == 0.5 and manifest["wall_time_s"] >= 0
     assert manifest["numba_version"] and manifest["point"] == report.paths.point_id
@@ -198,12 +212,14 @@ def test_point_layout_columns_and_manifest(tmp_path):
 def test_settings_that_change_rows_get_their_own_point(tmp_path):
     base = run_point(settings(tmp_path)).paths.point_id
     for change in ({"seed": 1}, {"num_regions": 5}, {"topologies": 13},
-                   {"schedulers": ["bace_pipe", "lcf"]}, {"hardware": {"mfu": 0.5}},
-                   {"latency": "geo"}):
-        pid = run_point(settings(tmp_path, **change)).paths.point_id
+                   {"hardware": {"mfu": 0.5}}, {"latency": "geo"}, {"plan_slack": 0.5},
+                   {"start_rule": "wait_if_faster"}):
+        pid = prepare_point(settings(tmp_path, **change)).paths.point_id
         assert pid != base, change
-    # Settings that do not change rows share it (workers, chunk layout of another run aside).
-    assert run_point(settings(tmp_path, workers=2, progress=False)).paths.point_id == base
+    # Settings that do not change rows share it (workers, chunk layout of another run aside);
+    # the schedulers are stored per file, not per point.
+    for same in ({"workers": 2, "progress": False}, {"schedulers": ["bace_pipe", "lcf"]}):
+        assert prepare_point(settings(tmp_path, **same)).paths.point_id == base, same
 
 
 def test_file_scenario_partition_is_the_stem(tmp_path):
@@ -215,8 +231,8 @@ def test_file_scenario_partition_is_the_stem(tmp_path):
                   "batch_size": 512, "dataset_samples": 52002}]}))
     report = run_point(settings(tmp_path, scenario=str(path), topologies=3, save_jobs=True))
     assert "scenario=two" in str(report.paths.runs)
-    jobs = pl.read_parquet(report.paths.jobs / "chunk-000000000-000000003.parquet")
-    assert jobs["dataset"].to_list() == [""] * 3 * 8  # given by the file
+    jobs = pl.read_parquet(report.paths.jobs / "chunk-000000000-000000003-lcf.parquet")
+    assert jobs["dataset"].to_list() == [""] * 3  # given by the file
     # Editing the file makes another point.
     text = path.read_text().replace("price: 0.1", "price: 0.15")
     path.write_text(text)
@@ -247,20 +263,22 @@ def test_never_placed_job_names_the_global_topology(tmp_path, base_scenario):
 
 
 def test_summary_means_and_paired_ratios():
-    runs = pl.DataFrame({
-        "seed": [0] * 4, "topology": [0, 0, 1, 1],
-        "scheduler": ["bace_pipe", "lcf"] * 2,
-        "avg_jct_h": [1.0, 2.0, 4.0, 4.0], "total_cost": [10.0, 5.0, 10.0, 30.0]})
+    # Two topology ranges of one topology each: scheduler -> its columns, as the engine feeds it.
+    ranges = [{"bace_pipe": {"avg_jct_h": [1.0], "total_cost": [10.0]},
+               "lcf": {"avg_jct_h": [2.0], "total_cost": [5.0]}},
+              {"bace_pipe": {"avg_jct_h": [4.0], "total_cost": [10.0]},
+               "lcf": {"avg_jct_h": [4.0], "total_cost": [30.0]}}]
     acc = Summary(("bace_pipe", "lcf"))
-    acc.add(runs.head(2).to_dict(as_series=False))
-    acc.add(runs.tail(2).to_dict(as_series=False))  # chunk by chunk, as the engine feeds it
+    for runs in ranges:
+        acc.add(runs)
     s = acc.frame()
     assert s["scheduler"].to_list() == ["bace_pipe", "lcf"]
     assert s["avg_jct_h"].to_list() == [2.5, 3.0]
     assert s["jct_vs_bace_pipe"].to_list() == [1.0, 1.5]   # mean of 2 and 1, not 3 / 2.5
     assert s["cost_vs_bace_pipe"].to_list() == [1.0, 1.75]
     alone = Summary(("lcf",))
-    alone.add(runs.filter(pl.col("scheduler") == "lcf").to_dict(as_series=False))
+    for runs in ranges:
+        alone.add(runs)
     assert alone.frame()["jct_vs_bace_pipe"].to_list() == [None]
 
 
@@ -315,14 +333,15 @@ def test_cli_multirun_over_bandwidth(tmp_path):
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.count("avg JCT h") == 2 and "bace_pipe_no_costmin" in proc.stdout
     runs = read_runs(tmp_path / "res")
-    assert runs.height == 2 * 10 * 8
+    n = len(SCHEDULERS)
+    assert runs.height == 2 * 10 * n
     assert sorted(runs["bandwidth_scale"].unique().to_list()) == [0.5, 1.5]
     assert {"scenario", "gpu_scale", "num_jobs", "point"} <= set(runs.columns)
     # Hydra's own files went under outputs/, in a timestamped multirun folder.
     assert list((tmp_path / "outputs" / "multirun").glob("*/*/0/.hydra/config.yaml"))
     again = cli("-m", "bandwidth_scale=0.5,1.5", "topologies=10", "chunk_size=4",
                 f"results_dir={tmp_path / 'res'}", cwd=tmp_path)
-    assert again.returncode == 0 and again.stdout.count("0/3 chunks run") == 2
+    assert again.returncode == 0 and again.stdout.count(f"0 of {3 * n} chunks run") == 2
 
 
 def test_cli_joblib_launcher(tmp_path):

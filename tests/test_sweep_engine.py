@@ -15,7 +15,7 @@ import pytest
 from polars.testing import assert_frame_equal
 
 from bacepipe.errors import InputError
-from bacepipe.sweep import run_point, validate
+from bacepipe.sweep import chunks, engine, run_point, validate
 
 KEYS = ["scenario", "bandwidth_scale", "gpu_scale", "num_jobs", "topology", "scheduler"]
 
@@ -86,15 +86,16 @@ def _files(root: Path) -> dict[Path, int]:
 def test_resume_rewrites_only_the_missing_chunk(tmp_path, clean):
     first = run_point(settings(tmp_path, save_jobs=True))
     runs_dir = first.paths.runs
-    lost = runs_dir / "chunk-000000014-000000021.parquet"
+    lost = runs_dir / "chunk-000000014-000000021-lcf.parquet"
     lost.unlink()
     before = {p: m for p, m in _files(tmp_path).items() if "manifests" not in p.parts}
-    stray = runs_dir / ".chunk-000000021-000000028.parquet.123.tmp"
+    stray = runs_dir / ".chunk-000000021-000000028-lcf.parquet.123.tmp"
     stray.write_bytes(b"half a parquet file")
     time.sleep(0.01)
 
     report = run_point(settings(tmp_path, save_jobs=True, workers=2))
-    assert (report.chunks_total, report.chunks_run) == (5, 1)
+    n = len(report.settings.schedulers)
+    assert (report.chunks_total, report.chunks_run) == (5 * n, 1)
     assert lost.exists() and not stray.exists()
     after = _files(tmp_path)
     changed = {p for p, m in before.items() if after.get(p) != m}
@@ -113,7 +114,71 @@ def test_other_chunk_size_into_the_same_point_is_refused(tmp_path):
     run_point(settings(tmp_path))
     with pytest.raises(InputError, match=r"chunk_size: .* re-run with chunk_size=7"):
         run_point(settings(tmp_path, chunk_size=10))
-    assert frame(tmp_path).height == 30 * 8  # nothing duplicated
+    assert frame(tmp_path).height == 30 * len(validate({}).schedulers)  # nothing duplicated
+
+
+def test_adding_a_scheduler_runs_only_its_chunks_one_core_call_each(tmp_path, clean,
+                                                                     monkeypatch):
+    first = run_point(settings(tmp_path, schedulers=["bace_pipe", "lcf"]))
+    before = _files(tmp_path / "runs")
+    calls = []
+    real = chunks.simulate_batch
+
+    def spy(batch, schedulers):
+        calls.append((batch.size, tuple(schedulers)))
+        return real(batch, schedulers)
+
+    monkeypatch.setattr(chunks, "simulate_batch", spy)
+    report = run_point(settings(tmp_path))  # every scheduler
+    names = report.settings.schedulers
+    missing = tuple(s for s in names if s not in ("bace_pipe", "lcf"))
+    assert report.paths.point_id == first.paths.point_id
+    assert (report.chunks_total, report.chunks_run) == (5 * len(names), 5 * len(missing))
+    # The parent's compile run of topology 0, then one call per topology range.
+    assert calls == [(1, missing)] + [(b - a, missing) for a, b in
+                                      ((0, 7), (7, 14), (14, 21), (21, 28), (28, 30))]
+    after = _files(tmp_path / "runs")
+    assert all(after[p] == m for p, m in before.items())  # the first run's files untouched
+    assert_frame_equal(frame(tmp_path), frame(clean))
+    assert report.summary["scheduler"].to_list() == list(names)
+
+
+def test_other_code_never_resumes_into_a_point(tmp_path, monkeypatch, capsys):
+    first = run_point(settings(tmp_path, topologies=7))
+    monkeypatch.setattr(engine, "source_hash", lambda: "f" * 64)
+    again = run_point(settings(tmp_path, topologies=7))
+    assert again.paths.point_id != first.paths.point_id
+    assert again.chunks_run == again.chunks_total
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "computed by other code" in err[0]
+    assert first.paths.point_id in err[0] and again.paths.point_id in err[0]
+    assert run_point(settings(tmp_path, topologies=7)).chunks_run == 0
+    assert not capsys.readouterr().err  # its own point: resumed silently
+
+
+def test_a_changed_plugin_scheduler_runs_again(tmp_path, monkeypatch, capsys):
+    version = {"lcf": "plug-in v1"}  # lcf stands in for a plug-in scheduler
+    monkeypatch.setattr(engine, "identity_of", lambda name: version.get(name, ""))
+    s = settings(tmp_path, topologies=14, schedulers=["bace_pipe", "lcf"])
+    run_point(s)
+    assert run_point(s).chunks_run == 0
+    version["lcf"] = "plug-in v2"
+    assert run_point(s).chunks_run == 2
+    assert "lcf: 2 chunks were computed by another version of its plug-in" \
+        in capsys.readouterr().err
+    assert run_point(s).chunks_run == 0
+    assert frame(tmp_path).height == 14 * 2
+
+
+def test_an_old_layout_results_dir_is_refused(tmp_path):
+    old = tmp_path / "runs" / "scenario=random" / "bandwidth_scale=1.0" / "gpu_scale=1.0" \
+        / "num_jobs=8" / "point=s0-r6-t30-0123456789ab"
+    old.mkdir(parents=True)
+    pl.DataFrame({"topology": [0]}).write_parquet(old / "chunk-000000000-000000001.parquet")
+    with pytest.raises(InputError, match=r"^results_dir: .*point=s0-r6-t30-0123456789ab is in "
+                       r"the layout of an older bacepipe \(expected arrivals="):
+        run_point(settings(tmp_path))
+    assert len(list(tmp_path.rglob("*.parquet"))) == 1
 
 
 def test_kill_9_then_resume_equals_a_clean_run(tmp_path):
@@ -133,8 +198,9 @@ def test_kill_9_then_resume_equals_a_clean_run(tmp_path):
     assert proc.poll() is None, "the sweep ended before it could be killed"
     proc.send_signal(signal.SIGKILL)
     proc.wait(timeout=30)
+    total = 300 * len(validate({}).schedulers)
     done = list((killed / "runs").rglob("*.parquet"))
-    assert 20 <= len(done) < 300, len(done)
+    assert 20 <= len(done) < total, len(done)
     # Every file a reader would pick up is a complete Parquet file.
     for path in [*done, *(killed / "jobs").rglob("*.parquet")]:
         pl.read_parquet(path)
@@ -144,7 +210,7 @@ def test_kill_9_then_resume_equals_a_clean_run(tmp_path):
     assert resumed.returncode == 0, resumed.stderr
     assert not list(killed.rglob("*.tmp"))
     # A jobs file without its runs file (killed between the two) is redone with its chunk.
-    assert f"{300 - len(done)}/300 chunks run" in resumed.stdout
+    assert f"{total - len(done)} of {total} chunks run" in resumed.stdout
     clean = tmp_path / "clean"
     run_point(validate({"topologies": 3000, "chunk_size": 100, "workers": 2, "save_jobs": True,
                         "num_jobs": 12, "results_dir": str(clean), "progress": False}))

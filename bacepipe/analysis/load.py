@@ -4,11 +4,16 @@ A result directory holds ``runs/key=value/.../<anything>.parquet``: hive-partiti
 (topology, scheduler). Every hive key is a sweep-point axis. Only files ending ``.parquet`` count;
 temporaries (``*.tmp``) and hidden files (``.*``, ``_*``) are skipped.
 
-The hive keys are parsed here, relative to ``runs/``, and added as typed literal columns
-(:data:`~bacepipe.analysis.schema.HIVE_SCHEMA`; other keys are strings). Polars' own
-``hive_partitioning=True`` is not used: it parses every ``k=v`` component of the *absolute*
-path, so a Hydra run directory named like ``bandwidth_scale=0.5/`` (``override_dirname``) above
-``runs/`` adds a spurious column or fails with a ``ShapeError``.
+The sweep writes a fixed-depth layout (``bacepipe.sweep.store.LEVELS``) that polars, pyarrow and
+duckdb read directly (README, "Sweeps"). This module does what they cannot:
+
+- find every ``runs/`` dataset under multirun directories, and read several as one frame;
+- read only the keys below ``runs/`` (duckdb parses every ``k=v`` of the absolute path, so a
+  Hydra run directory named like ``bandwidth_scale=0.5/`` above ``runs/`` adds a wrong value);
+- read hand-made or older datasets whose depth varies (a leaf's keys are parsed per leaf);
+- give the analysis its view of the SPEC §12 switches: a switch left to the scenario
+  (``default``) is null ("off"), ``arrivals=poisson-<rate>`` and ``arrivals=trace-<stem>`` are
+  split into ``arrivals`` plus ``arrival_rate_per_h`` / ``trace``, as the analysis groups them.
 """
 
 from __future__ import annotations
@@ -21,11 +26,14 @@ from urllib.parse import unquote
 
 import polars as pl
 
-from bacepipe.analysis.schema import HIVE_SCHEMA, ID_COLUMNS, METRICS, REQUIRED
+from bacepipe.analysis.schema import HIVE_SCHEMA, ID_COLUMNS, METRICS, POINT_COLUMNS, REQUIRED
 from bacepipe.errors import InputError
 
 RUNS_DIR = "runs"
 _NULL_PARTITION = "__HIVE_DEFAULT_PARTITION__"
+#: The level value of a SPEC §12 switch left to the scenario (``bacepipe.sweep.store``).
+_SCENARIO_DEFAULT = "default"
+_SWITCHES = ("arrivals", "latency", "memory_model", "price_profile")
 
 
 def _is_result_file(name: str) -> bool:
@@ -125,7 +133,23 @@ def hive_keys(leaf: Path, runs_dir: Path) -> dict[str, object]:
         if key in keys:
             raise InputError(str(leaf), f"hive key {key!r} appears twice in the path")
         keys[key] = _hive_value(key, None if text == _NULL_PARTITION else text, leaf)
-    return keys
+    return _switches_view(keys)
+
+
+def _switches_view(keys: dict[str, object]) -> dict[str, object]:
+    """SPEC §12 levels as the analysis reads them (see the module docstring)."""
+    out = dict(keys)
+    for key in _SWITCHES:
+        if out.get(key) == _SCENARIO_DEFAULT:
+            out[key] = None
+    arrivals = out.get("arrivals")
+    if isinstance(arrivals, str) and arrivals.startswith(("poisson-", "trace-")):
+        kind, detail = arrivals.split("-", 1)
+        items = list(out.items())
+        at = [k for k, _ in items].index("arrivals")
+        extra = {"arrival_rate_per_h" if kind == "poisson" else "trace": detail}
+        out = dict(items[:at] + [("arrivals", kind), *extra.items()] + items[at + 1:])
+    return out
 
 
 def _scan_leaf(leaf: Path, files: list[Path], keys: dict[str, object]) -> pl.LazyFrame:
@@ -140,7 +164,7 @@ def _scan_leaf(leaf: Path, files: list[Path], keys: dict[str, object]) -> pl.Laz
     missing = [c for c in REQUIRED if c not in schema and c not in from_path]
     if missing:
         raise InputError(str(files[0]), f"missing column(s) {', '.join(missing)}")
-    exprs = []
+    exprs = [pl.col(name).cast(dtype) for name, dtype in POINT_COLUMNS.items() if name in schema]
     for key, value in from_path.items():
         dtype = HIVE_SCHEMA.get(key, ID_COLUMNS.get(key, pl.String()))
         exprs.append(pl.lit(value, dtype=dtype).alias(key))
@@ -191,6 +215,8 @@ def scan_runs(paths: Iterable[str | os.PathLike[str]]) -> pl.LazyFrame:
         for leaf, files in by_leaf.items():
             keys = hive_keys(leaf, runs_dir)
             axes.update((k, None) for k in keys if k not in ID_COLUMNS and k not in METRICS)
-            frames.append(_scan_leaf(leaf, files, keys))
+            frame = _scan_leaf(leaf, files, keys)
+            axes.update((k, None) for k in POINT_COLUMNS if k in frame.collect_schema())
+            frames.append(frame)
     lf = pl.concat(frames, how="diagonal_relaxed")
     return lf.select(*axes, *ID_COLUMNS, *METRICS)

@@ -27,17 +27,25 @@ ID_COLUMNS: dict[str, pl.DataType] = {
 #: Columns every result file must have (the other METRICS may be missing: read as null).
 REQUIRED = ("seed", "topology", "scheduler", "avg_jct_h", "total_cost")
 
-#: Types of the sweep engine's hive keys; any other key is a string.
+#: Types of the sweep engine's hive keys (``bacepipe.sweep.store.LEVELS``, every one written by
+#: every point); any other key is a string.
 HIVE_SCHEMA: dict[str, pl.DataType] = {
     "scenario": pl.String(),
     "bandwidth_scale": pl.Float64(),
     "gpu_scale": pl.Float64(),
     "num_jobs": pl.Int64(),
+    "start_rule": pl.String(),
+    "gpu_mix": pl.String(),
 }
-#: Default value of each numeric sweep axis (SPEC §8): the slice figures prefer.
-AXIS_DEFAULTS: dict[str, object] = {"bandwidth_scale": 1.0, "gpu_scale": 1.0, "num_jobs": 8}
-#: SPEC §12 switches: a hive level only when set (``bacepipe.sweep.store.partition``), so a row
-#: whose extension keys are all null (or absent) is the paper's world (SPEC §1-11). Repeated from
+#: Columns of the runs files that are point settings, not per-row values (SPEC §14).
+POINT_COLUMNS: dict[str, pl.DataType] = {"plan_slack": pl.Float64()}
+#: Default value of each sweep axis (SPEC §8, §13, §16): the slice figures prefer.
+AXIS_DEFAULTS: dict[str, object] = {"bandwidth_scale": 1.0, "gpu_scale": 1.0, "num_jobs": 8,
+                                    "start_rule": "greedy", "gpu_mix": "none",
+                                    "plan_slack": 0.2}
+#: SPEC §12 switches: every point writes them (``default`` when left to the scenario), and
+#: :func:`bacepipe.analysis.scan_runs` reads ``default`` as null, so a row whose extension keys
+#: are all null (or absent) is the paper's world (SPEC §1-11). Repeated from
 #: ``bacepipe.sweep.config.EXTENSIONS`` (a test keeps the two equal).
 EXTENSION_KEYS = ("arrivals", "arrival_rate_per_h", "trace", "latency", "memory_model",
                   "price_profile")

@@ -80,7 +80,8 @@ def task(cfg: DictConfig) -> None:
     print(f"point {report.paths.point_id}: scenario={s.scenario_label} "
           f"bandwidth_scale={s.bandwidth_scale:g} gpu_scale={s.gpu_scale:g} "
           f"num_jobs={s.num_jobs} · {s.topologies} topologies × {len(s.schedulers)} schedulers "
-          f"· {report.chunks_run}/{report.chunks_total} chunks run · {report.wall_s:.1f} s")
+          f"· {report.chunks_run} of {report.chunks_total} chunks run "
+          f"(a chunk: a topology range of one scheduler) · {report.wall_s:.1f} s")
     print(f"results: {report.paths.runs}")
     print(format_summary(report.summary), flush=True)
 
@@ -114,7 +115,9 @@ def precheck(argv: list[str]) -> None:
         The first bad value, or a key the sweep does not know.
     """
     parser = OverridesParser.create()
-    for text in _overrides(argv):
+    # plugins first: checking them loads them, and their schedulers are then known.
+    texts = sorted(_overrides(argv), key=lambda t: t.lstrip("+~").split("=", 1)[0] != "plugins")
+    for text in texts:
         try:
             override = parser.parse_override(text)
         except HydraException as err:

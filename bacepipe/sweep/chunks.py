@@ -1,28 +1,33 @@
-"""The unit of work of a sweep: one chunk of topologies of one point, simulated under every
-scheduler in ONE call of the batched numba core.
+"""The unit of work of a sweep: one chunk of topologies of one point, simulated under the
+schedulers it still lacks in ONE call of the batched numba core.
 
 :func:`run_chunk` is a pure function of its :class:`ChunkSpec`: it generates topologies
 ``start .. stop-1`` (each from (seed, topology) alone, SPEC §8), simulates them and returns the
-result rows as columns (dict of numpy arrays). It writes nothing, so it can run in-process, in a
-loky worker or on a dask worker and give the same bits; only the parent writes files.
+result rows of each scheduler as columns (dict of numpy arrays). It writes nothing, so it can run
+in-process, in a loky worker or on a dask worker and give the same bits; only the parent writes
+files (one per scheduler).
 """
 
 from __future__ import annotations
 
+import inspect
 from typing import NamedTuple
 
 import numpy as np
 
 from bacepipe.core import METRICS, STATUS_OK, BatchResult, simulate_batch
+from bacepipe.errors import InputError
 from bacepipe.model.batch import ScenarioBatch
 from bacepipe.model.generate import generate_batch
-from bacepipe.model.hardware import Hardware
 from bacepipe.model.tables import DATASETS
+from bacepipe.policies import load_plugins
 from bacepipe.sim.run import raise_for_status
+from bacepipe.sweep.config import SweepSettings
 from bacepipe.sweep.verify import check_chunk
 
-#: Columns of the runs table, in order: identity, then SPEC §10 metrics (all float64).
-RUN_COLUMNS = ("seed", "topology", "scheduler", *METRICS)
+#: Columns of the runs table, in order: identity, SPEC §10 metrics (all float64), then
+#: ``plan_slack`` (SPEC §14: the setting of spt_plan, on every row of the point).
+RUN_COLUMNS = ("seed", "topology", "scheduler", *METRICS, "plan_slack")
 #: Columns of the per-job table (SPEC §10), in order.
 JOB_COLUMNS = ("seed", "topology", "scheduler", "job", "name", "model", "dataset", "k_star",
                "gpus", "regions", "path", "wait_h", "execution_h", "jct_h", "cost")
@@ -31,46 +36,37 @@ PATH_SEPARATOR = ">"
 
 
 class ChunkSpec(NamedTuple):
-    """Everything a worker needs to simulate topologies ``start .. stop-1`` of one point.
+    """A chunk: topologies ``start .. stop-1`` of the point ``settings`` (validated once, passed
+    unchanged; a file scenario is an absolute path that a remote dask worker must be able to
+    read), under ``schedulers`` (those of the point this range still lacks, in output order)."""
 
-    Attributes
-    ----------
-    scenario : built-in scenario name, or the absolute path of a scenario YAML file (a remote
-        dask worker must be able to read it at that path).
-    seed, start, stop : the sweep seed and the half-open topology range.
-    bandwidth_scale, gpu_scale, num_jobs, num_regions : generation parameters (SPEC §8).
-    hardware : SPEC §1 constants for every topology.
-    extensions : SPEC §12 switches that are set, as keyword arguments of ``generate_batch``.
-    schedulers : scheduler names, in output order.
-    save_jobs : also return the per-job columns.
-    record_unplaceable : a run with a job that can never be placed gets NaN (null on disk)
-        metrics instead of stopping the sweep.
-    validate : replay every finished schedule against SPEC §4 (:mod:`bacepipe.sweep.verify`).
-    """
-
-    scenario: str
-    seed: int
+    settings: SweepSettings
     start: int
     stop: int
-    bandwidth_scale: float
-    gpu_scale: float
-    num_jobs: int
-    num_regions: int
-    hardware: Hardware
-    extensions: dict
     schedulers: tuple[str, ...]
-    save_jobs: bool
-    record_unplaceable: bool = False
-    validate: bool = False
 
 
-def make_batch(spec: ChunkSpec) -> ScenarioBatch:
-    """The chunk's topologies as one batch: exactly what ``generate_scenario`` gives for each
-    row, so any row can be replayed."""
+def _model_switches(s: SweepSettings) -> dict:
+    """SPEC §13/§14 settings as keyword arguments of ``generate_batch``.
+
+    Until ``generate_batch`` takes them, only the defaults (the model before §13) can run.
+    """
+    params = inspect.signature(generate_batch).parameters
+    given = {"start_rule": s.start_rule, "plan_slack": s.plan_slack}
+    defaults = {"start_rule": "greedy", "plan_slack": 0.2}
+    for key, value in given.items():
+        if key not in params and value != defaults[key]:
+            raise InputError(key, "this version of the model does not take it yet")
+    return {k: v for k, v in given.items() if k in params}
+
+
+def make_batch(s: SweepSettings, start: int, stop: int) -> ScenarioBatch:
+    """Topologies ``start .. stop-1`` of a point as one batch: exactly what
+    ``generate_scenario`` gives for each row, so any row can be replayed."""
     return generate_batch(
-        spec.scenario, spec.seed, np.arange(spec.start, spec.stop),
-        bandwidth_scale=spec.bandwidth_scale, gpu_scale=spec.gpu_scale, num_jobs=spec.num_jobs,
-        num_regions=spec.num_regions, hardware=spec.hardware, **spec.extensions)
+        s.scenario, s.seed, np.arange(start, stop), bandwidth_scale=s.bandwidth_scale,
+        gpu_scale=s.gpu_scale, num_jobs=s.num_jobs, num_regions=s.num_regions,
+        hardware=s.hardware, **s.extensions, **_model_switches(s))
 
 
 def check_status(batch: ScenarioBatch, result: BatchResult, start: int) -> None:
@@ -83,53 +79,53 @@ def check_status(batch: ScenarioBatch, result: BatchResult, start: int) -> None:
                                               "{scheduler}: ")
 
 
-def run_columns(spec: ChunkSpec, result: BatchResult) -> dict[str, np.ndarray]:
-    """One row per (topology, scheduler), topology-major, schedulers in ``spec`` order."""
-    t, s = result.status.shape
+def run_columns(spec: ChunkSpec, result: BatchResult, s: int) -> dict[str, np.ndarray]:
+    """Scheduler ``s``'s rows, one per topology, in topology order."""
+    t = result.status.shape[0]
     out = {
-        "seed": np.full(t * s, spec.seed, dtype=np.int64),
-        "topology": np.repeat(np.arange(spec.start, spec.stop, dtype=np.int64), s),
-        "scheduler": np.tile(np.asarray(spec.schedulers, dtype=object), t),
+        "seed": np.full(t, spec.settings.seed, dtype=np.int64),
+        "topology": np.arange(spec.start, spec.stop, dtype=np.int64),
+        "scheduler": np.full(t, spec.schedulers[s], dtype=object),
     }
-    flat = result.metrics.reshape(t * s, len(METRICS))
     for i, name in enumerate(METRICS):
-        out[name] = np.ascontiguousarray(flat[:, i], dtype=np.float64)
+        out[name] = np.ascontiguousarray(result.metrics[:, s, i], dtype=np.float64)
+    out["plan_slack"] = np.full(t, spec.settings.plan_slack, dtype=np.float64)
     return out
 
 
-def job_columns(spec: ChunkSpec, batch: ScenarioBatch, result: BatchResult) -> dict:
-    """One row per (topology, scheduler, job), in that nesting order (SPEC §10 per-job table).
+def job_columns(spec: ChunkSpec, batch: ScenarioBatch, result: BatchResult, s: int) -> dict:
+    """Scheduler ``s``'s rows, one per (topology, job), in that nesting order (SPEC §10 per-job
+    table).
 
     Times follow :func:`bacepipe.sim.run.result_dict` exactly (seconds → hours at the end), so a
     replayed row matches to the bit.
     """
-    t, s = result.status.shape
+    t = result.status.shape[0]
     j = len(batch.job_names)
-    shape = (t, s, j)
-    arrival_s = np.broadcast_to((batch.arrival_h * 3600.0)[:, None, :], shape)
+    arrival_s = batch.arrival_h * 3600.0
+    start_s, end_s = result.start_s[:, s], result.end_s[:, s]
     names = np.asarray(batch.region_names, dtype=object)
-    paths = np.empty(shape, dtype=object)
-    for idx in np.ndindex(shape):
-        n = result.path_len[idx]
-        paths[idx] = PATH_SEPARATOR.join(names[result.path[idx][:n]])
+    paths = np.empty((t, j), dtype=object)
+    for idx in np.ndindex(t, j):
+        n = result.path_len[idx[0], s, idx[1]]
+        paths[idx] = PATH_SEPARATOR.join(names[result.path[idx[0], s, idx[1]][:n]])
     dataset_names = np.asarray([d for d, _ in DATASETS] + [""], dtype=object)
-    dataset = dataset_names[batch.dataset]  # index -1 (given by a file) picks ""
     return {
-        "seed": np.full(t * s * j, spec.seed, dtype=np.int64),
-        "topology": np.repeat(np.arange(spec.start, spec.stop, dtype=np.int64), s * j),
-        "scheduler": np.tile(np.repeat(np.asarray(spec.schedulers, dtype=object), j), t),
-        "job": np.tile(np.arange(j, dtype=np.int64), t * s),
-        "name": np.tile(np.asarray(batch.job_names, dtype=object), t * s),
-        "model": np.tile(np.asarray(batch.job_models, dtype=object), t * s),
-        "dataset": np.broadcast_to(dataset[:, None, :], shape).reshape(-1),
-        "k_star": np.broadcast_to(result.k_star[:, None, :], shape).reshape(-1),
-        "gpus": result.alloc.sum(axis=3).reshape(-1),
-        "regions": result.path_len.reshape(-1),
+        "seed": np.full(t * j, spec.settings.seed, dtype=np.int64),
+        "topology": np.repeat(np.arange(spec.start, spec.stop, dtype=np.int64), j),
+        "scheduler": np.full(t * j, spec.schedulers[s], dtype=object),
+        "job": np.tile(np.arange(j, dtype=np.int64), t),
+        "name": np.tile(np.asarray(batch.job_names, dtype=object), t),
+        "model": np.tile(np.asarray(batch.job_models, dtype=object), t),
+        "dataset": dataset_names[batch.dataset].reshape(-1),  # index -1 (a file's) picks ""
+        "k_star": result.k_star.reshape(-1),
+        "gpus": result.alloc[:, s].sum(axis=2).reshape(-1),
+        "regions": result.path_len[:, s].reshape(-1),
         "path": paths.reshape(-1),
-        "wait_h": ((result.start_s - arrival_s) / 3600.0).reshape(-1),
-        "execution_h": ((result.end_s - result.start_s) / 3600.0).reshape(-1),
-        "jct_h": ((result.end_s - arrival_s) / 3600.0).reshape(-1),
-        "cost": result.cost.reshape(-1).copy(),
+        "wait_h": ((start_s - arrival_s) / 3600.0).reshape(-1),
+        "execution_h": ((end_s - start_s) / 3600.0).reshape(-1),
+        "jct_h": ((end_s - arrival_s) / 3600.0).reshape(-1),
+        "cost": result.cost[:, s].reshape(-1).copy(),
     }
 
 
@@ -139,32 +135,38 @@ def run_chunk(spec: ChunkSpec) -> dict:
     Returns
     -------
     dict
-        ``start``, ``stop`` (ints), ``runs`` (columns of :data:`RUN_COLUMNS`) and ``jobs``
-        (columns of :data:`JOB_COLUMNS`, or None unless ``spec.save_jobs``).
+        ``start``, ``stop`` (ints), ``runs`` (scheduler -> columns of :data:`RUN_COLUMNS`) and
+        ``jobs`` (scheduler -> columns of :data:`JOB_COLUMNS`, or None unless ``save_jobs``).
 
     Raises
     ------
     InputError
         A job of some topology can never be placed (SPEC §5), naming topology and scheduler.
     InvariantViolation
-        With ``spec.validate``: a schedule breaks SPEC §4 (:mod:`bacepipe.sweep.verify`).
+        With ``validate=true``: a schedule breaks SPEC §4 (:mod:`bacepipe.sweep.verify`).
     """
-    batch = make_batch(spec)
+    s = spec.settings
+    # A worker is a fresh process: the plug-ins' schedulers must be registered there too
+    # (idempotent where they already are).
+    load_plugins(s.plugins)
+    batch = make_batch(s, spec.start, spec.stop)
     result = simulate_batch(batch, spec.schedulers)
-    if spec.record_unplaceable:
+    if s.unplaceable == "record":
         failed = result.status != STATUS_OK
         result.metrics[failed] = np.nan
         for per_job in (result.start_s, result.end_s, result.cost):
             per_job[failed] = np.nan
     else:
         check_status(batch, result, spec.start)
-    if spec.validate:
+    if s.validate:
         check_chunk(batch, result, spec.start)
+    names = range(len(spec.schedulers))
     return {
         "start": spec.start,
         "stop": spec.stop,
-        "runs": run_columns(spec, result),
-        "jobs": job_columns(spec, batch, result) if spec.save_jobs else None,
+        "runs": {spec.schedulers[i]: run_columns(spec, result, i) for i in names},
+        "jobs": ({spec.schedulers[i]: job_columns(spec, batch, result, i) for i in names}
+                 if s.save_jobs else None),
     }
 
 

@@ -25,10 +25,12 @@ from bacepipe.model.generate import BUILTIN_SCENARIOS
 from bacepipe.model.hardware import Hardware
 from bacepipe.model.scenario import ARRIVALS, LATENCY_MODES, MEMORY_MODELS, parse_hardware
 from bacepipe.model.tables import PRICE_PROFILES
-from bacepipe.policies import SCHEDULERS, check_schedulers
+from bacepipe.policies import SCENARIO_START_RULES, SCHEDULERS, check_schedulers, load_plugins
 
 BACKENDS = ("loky", "dask")
 UNPLACEABLE = ("error", "record")
+#: SPEC §16 ``gpu_mix``: only ``none`` until heterogeneous GPU types exist (issue 15).
+GPU_MIXES = ("none",)
 #: Repository root: ``conf/`` (the Hydra config) and ``sweeps/`` (presets) live there.
 REPO_ROOT = Path(__file__).resolve().parents[2]
 CONF_DIR = REPO_ROOT / "conf"
@@ -83,6 +85,12 @@ class SweepConfig:
     memory_model : ``none`` or ``adam_mixed`` (SPEC §12); null keeps the scenario's.
     price_profile : ``flat`` or ``business`` time-of-use prices (SPEC §12); null keeps the
         scenario's.
+    start_rule : ``greedy`` or ``wait_if_faster`` (SPEC §13), for every scheduler that does not
+        fix its own.
+    plan_slack : the slack ε of ``spt_plan`` (SPEC §14, >= 0); a column of the runs table.
+    gpu_mix : GPU types of random worlds (SPEC §16); only ``none`` so far.
+    plugins : Python files or module names that register schedulers (docs/extending.md);
+        loaded before ``schedulers`` is checked, and in every worker.
     """
 
     scenario: str = "random"
@@ -109,6 +117,10 @@ class SweepConfig:
     latency: str | None = None
     memory_model: str | None = None
     price_profile: str | None = None
+    start_rule: str = "greedy"
+    plan_slack: float = 0.2
+    gpu_mix: str = "none"
+    plugins: list[str] = field(default_factory=list)
 
 
 #: The SPEC §12 switches: passed to ``generate_batch`` when not null.
@@ -123,7 +135,8 @@ class SweepSettings:
     ``scenario`` is a built-in name or an absolute file path; ``scenario_label`` is the value of
     the ``scenario=`` partition (the name, or the file's stem). ``results_dir`` is absolute.
     ``workers`` is resolved (>= 1). ``extensions`` holds the SPEC §12 switches that are set
-    (a trace path made absolute), as keyword arguments of ``generate_batch``.
+    (a trace path made absolute), as keyword arguments of ``generate_batch``. ``plugins`` are
+    absolute file paths (module names as given). This object is what workers receive.
     """
 
     scenario: str
@@ -146,6 +159,10 @@ class SweepSettings:
     hardware: Hardware
     extensions: dict = field(default_factory=dict)
     validate: bool = False
+    start_rule: str = "greedy"
+    plan_slack: float = 0.2
+    gpu_mix: str = "none"
+    plugins: tuple[str, ...] = ()
 
     @property
     def is_file(self) -> bool:
@@ -157,6 +174,7 @@ class SweepSettings:
         out = asdict(self)
         out["results_dir"] = str(self.results_dir)
         out["schedulers"] = list(self.schedulers)
+        out["plugins"] = list(self.plugins)
         out["hardware"] = self.hardware.to_dict()
         return out
 
@@ -245,6 +263,17 @@ def _flag(v, name: str) -> bool:
     return v
 
 
+def _plugins(v, name: str) -> tuple[str, ...]:
+    """File paths (made absolute) or module names, loaded here: their schedulers then pass
+    :func:`_schedulers`."""
+    if isinstance(v, str) or not isinstance(v, (list, tuple)):
+        raise InputError(name, f"must be a list of Python files or module names, got {v!r}")
+    out = tuple(os.path.abspath(p) if isinstance(p, str) and p.endswith(".py") else p
+                for p in v)
+    load_plugins(out)
+    return out
+
+
 def _schedulers(v, name: str) -> tuple[str, ...]:
     if isinstance(v, str) or not isinstance(v, (list, tuple)):
         raise InputError(name, f"must be a list of scheduler names, got {v!r}")
@@ -257,6 +286,8 @@ def _schedulers(v, name: str) -> tuple[str, ...]:
 
 #: Rule per scalar field: (value, field name) -> checked value, or an InputError.
 RULES = {
+    # plugins first: the schedulers they register are checked by the "schedulers" rule.
+    "plugins": _plugins,
     "scenario": _scenario,
     # Upper bounds keep a typo (topologies=10**12, num_regions=10**6) from being attempted;
     # MAX_CHUNK_BYTES and MAX_CHUNKS below bound their products.
@@ -282,6 +313,9 @@ RULES = {
     "latency": _optional(_choice(LATENCY_MODES)),
     "memory_model": _optional(_choice(MEMORY_MODELS)),
     "price_profile": _optional(_choice(tuple(PRICE_PROFILES))),
+    "start_rule": _choice(SCENARIO_START_RULES),
+    "plan_slack": lambda v, name: _number(v, name, low=0.0, high=1e6),
+    "gpu_mix": _choice(GPU_MIXES),
 }
 
 
@@ -394,4 +428,6 @@ def validate(cfg: DictConfig | Mapping) -> SweepSettings:
         unplaceable=checked["unplaceable"], validate=checked["validate"],
         results_dir=Path(os.path.abspath(checked["results_dir"])),
         progress=checked["progress"], hardware=hardware, extensions=extensions,
+        start_rule=checked["start_rule"], plan_slack=checked["plan_slack"],
+        gpu_mix=checked["gpu_mix"], plugins=checked["plugins"],
     )

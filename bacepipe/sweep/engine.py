@@ -27,6 +27,8 @@ import polars as pl
 import bacepipe
 from bacepipe.errors import InputError, Interrupted
 from bacepipe.model.scenario import parse_hardware, read_yaml
+from bacepipe.policies import engine_of, identity_of
+from bacepipe.sources import source_hash
 from bacepipe.sweep import store
 from bacepipe.sweep.backends import iter_results
 from bacepipe.sweep.chunks import ChunkSpec, make_batch, run_chunk
@@ -37,12 +39,15 @@ BASELINE = "bace_pipe"
 
 
 class Point(NamedTuple):
-    """A validated point, ready to run: where it writes and how it is cut."""
+    """A validated point, ready to run: where it writes, how it is cut, and the identity of
+    each scheduler's files (:func:`bacepipe.policies.identity_of`)."""
 
     settings: SweepSettings
     paths: store.PointPaths
     ranges: list[tuple[int, int]]
     identity: dict
+    levels: dict
+    schedulers: dict[str, str]
 
 
 class PointReport(NamedTuple):
@@ -51,7 +56,8 @@ class PointReport(NamedTuple):
     settings : the settings as run (``num_jobs``: the jobs each topology really has).
     runs : polars.LazyFrame over the point's runs rows (all chunks, resumed ones included).
     summary : per-scheduler means and ratios to bace_pipe (:class:`Summary`).
-    chunks_total, chunks_run : chunks of the point, and those simulated by this call.
+    chunks_total, chunks_run : chunk files of the point (topology ranges × schedulers), and
+        those simulated by this call.
     wall_s : wall time of this call, s.
     """
 
@@ -86,18 +92,21 @@ def prepare_point(settings: SweepSettings) -> Point:
     InputError
         Missing or invalid scenario file; hardware that disagrees with the file.
     """
+    store.check_layout(settings.results_dir)
     if settings.is_file or settings.scenario == "motivation" or "trace" in settings.extensions:
         # These keep their own jobs: the num_jobs axis says how many, not the ignored setting.
-        jobs = make_batch(chunk_spec(settings, 0, 1)).params_b.shape[1]
+        jobs = make_batch(settings, 0, 1).params_b.shape[1]
         settings = dataclasses.replace(settings, num_jobs=jobs)
     identity = {
         "scenario": settings.scenario if not settings.is_file else "file",
         "num_regions": settings.num_regions,
         "seed": settings.seed,
         "topologies": settings.topologies,
-        "schedulers": list(settings.schedulers),
         "hardware": settings.hardware.to_dict(),
         "extensions": settings.extensions,
+        "start_rule": settings.start_rule,
+        "plan_slack": settings.plan_slack,
+        "gpu_mix": settings.gpu_mix,
     }
     trace = settings.extensions.get("trace")
     if settings.is_file:
@@ -110,11 +119,20 @@ def prepare_point(settings: SweepSettings) -> Point:
             trace = Path(settings.scenario).parent / str(data["trace"])
     if trace is not None:
         identity["trace_sha256"] = _file_sha256(Path(trace))
-    pid = store.point_id(settings.seed, settings.num_regions, settings.topologies, identity)
-    part = store.partition(settings.scenario_label, settings.bandwidth_scale,
-                           settings.gpu_scale, settings.num_jobs, settings.extensions)
-    return Point(settings, store.point_paths(settings.results_dir, part, pid),
-                 store.chunk_ranges(settings.topologies, settings.chunk_size), identity)
+    pid = store.point_id(settings.seed, settings.num_regions, settings.topologies, identity,
+                         source_hash())
+    levels = store.level_values(settings.scenario_label, settings.bandwidth_scale,
+                                settings.gpu_scale, settings.num_jobs, settings.extensions,
+                                settings.start_rule, settings.gpu_mix)
+    schedulers = {name: _digest(identity_of(name)) for name in settings.schedulers}
+    return Point(settings, store.point_paths(settings.results_dir, store.partition(levels), pid),
+                 store.chunk_ranges(settings.topologies, settings.chunk_size), identity, levels,
+                 schedulers)
+
+
+def _digest(identity: str) -> str:
+    """A plug-in scheduler's identity as 16 hex digits ("" stays "": a built-in)."""
+    return hashlib.sha256(identity.encode()).hexdigest()[:16] if identity else ""
 
 
 def _file_sha256(path: Path) -> str:
@@ -122,15 +140,6 @@ def _file_sha256(path: Path) -> str:
         return hashlib.sha256(path.read_bytes()).hexdigest()
     except OSError as err:
         raise InputError("trace", f"cannot read {str(path)!r}: {err.strerror}") from None
-
-
-def chunk_spec(s: SweepSettings, start: int, stop: int) -> ChunkSpec:
-    return ChunkSpec(
-        scenario=s.scenario, seed=s.seed, start=start, stop=stop,
-        bandwidth_scale=s.bandwidth_scale, gpu_scale=s.gpu_scale, num_jobs=s.num_jobs,
-        num_regions=s.num_regions, hardware=s.hardware, extensions=dict(s.extensions),
-        schedulers=s.schedulers, save_jobs=s.save_jobs,
-        record_unplaceable=s.unplaceable == "record", validate=s.validate)
 
 
 def _show_progress(settings: SweepSettings) -> bool:
@@ -177,13 +186,46 @@ def _say_waiting(lock: Path) -> None:
           file=sys.stderr, flush=True)
 
 
+def _complete(point: Point) -> tuple[set, dict[str, int]]:
+    """Chunk files of the point already on disk (runs, and jobs with save_jobs)."""
+    done, stale = store.complete_chunks(point.paths.runs, point.ranges, point.schedulers)
+    if point.settings.save_jobs:
+        done &= store.complete_chunks(point.paths.jobs, point.ranges, point.schedulers)[0]
+    return done, stale
+
+
 def _interrupted(point: Point) -> str:
     try:
-        on_disk = str(len(store.complete_chunks(point.paths.runs, point.ranges)))
+        on_disk = str(len(_complete(point)[0]))
     except (InputError, OSError):
         on_disk = "?"
-    return (f"{on_disk}/{len(point.ranges)} chunks of point {point.paths.point_id} are complete "
-            "on disk; run the same command again to resume")
+    total = len(point.ranges) * len(point.schedulers)
+    return (f"{on_disk}/{total} chunks of point {point.paths.point_id} are complete on disk; "
+            "run the same command again to resume")
+
+
+def _say(text: str) -> None:
+    print(f"bacepipe.sweep: {text}", file=sys.stderr, flush=True)
+
+
+def _plan(point: Point) -> list[ChunkSpec]:
+    """One spec per topology range that lacks some scheduler, naming only the missing ones;
+    says on stderr why results already on disk are not used."""
+    settings, paths = point.settings, point.paths
+    done, stale = _complete(point)
+    if not done:
+        for old in store.other_code_points(paths):
+            _say(f"point {old} was computed by other code (the sources changed); running "
+                 f"these settings anew as point {paths.point_id}")
+    for name, count in stale.items():
+        _say(f"{name}: {count} chunks were computed by another version of its plug-in; "
+             "running them again")
+    specs = []
+    for start, stop in point.ranges:
+        missing = tuple(s for s in settings.schedulers if ((start, stop), s) not in done)
+        if missing:
+            specs.append(ChunkSpec(settings, start, stop, missing))
+    return specs
 
 
 def _run_locked(point: Point, tic: float, extra_manifest: dict | None) -> PointReport:
@@ -192,54 +234,57 @@ def _run_locked(point: Point, tic: float, extra_manifest: dict | None) -> PointR
 
     settings, paths = point.settings, point.paths
     store.remove_stale_temporaries(paths)
-    done = store.complete_chunks(paths.runs, point.ranges)
-    if settings.save_jobs:
-        done &= store.complete_chunks(paths.jobs, point.ranges)
-    todo = [r for r in point.ranges if r not in done]
-    if todo:
+    specs = _plan(point)
+    if specs:
         # Compile (or load the cached kernels) here, once, before workers start: a cold cache
         # would otherwise be compiled by every worker. Topology 0 also surfaces a job that can
         # never be placed before any chunk is fanned out.
-        run_chunk(chunk_spec(settings, 0, 1))
-    summary = Summary(settings.schedulers)
-    for start, stop in sorted(done):
-        summary.add(store.read_chunk(paths.runs, start, stop, ["avg_jct_h", "total_cost"]))
-    specs = [chunk_spec(settings, a, b) for a, b in todo]
+        run_chunk(ChunkSpec(settings, 0, 1, specs[0].schedulers))
+    total = len(point.ranges) * len(settings.schedulers)
+    todo = sum(len(spec.schedulers) for spec in specs)
     label = f"{settings.scenario_label} bw={settings.bandwidth_scale:g} " \
             f"gpu={settings.gpu_scale:g} jobs={settings.num_jobs}"
-    with tqdm(total=len(point.ranges), initial=len(point.ranges) - len(todo), unit="chunk",
-              desc=label, disable=not _show_progress(settings), file=sys.stderr) as bar:
+    with tqdm(total=total, initial=total - todo, unit="chunk", desc=label,
+              disable=not _show_progress(settings), file=sys.stderr) as bar:
         for result in iter_results(specs, backend=settings.backend, workers=settings.workers,
                                    dask_address=settings.dask_address):
-            name = store.chunk_name(result["start"], result["stop"])
-            # Jobs first: a chunk counts as complete once its runs file exists.
-            if result["jobs"] is not None:
-                store.write_table(paths.jobs / name, result["jobs"], store.JOB_SCHEMA)
-            store.write_table(paths.runs / name, result["runs"], store.RUN_SCHEMA)
-            summary.add(result["runs"])
-            bar.update()
-    runs = store.scan_runs(paths, point.ranges)
+            for name, runs in result["runs"].items():
+                file = store.chunk_name(result["start"], result["stop"], name)
+                # Jobs first: a chunk counts as complete once its runs file exists.
+                if result["jobs"] is not None:
+                    store.write_table(paths.jobs / file, result["jobs"][name], store.JOB_SCHEMA,
+                                      point.schedulers[name])
+                store.write_table(paths.runs / file, runs, store.RUN_SCHEMA,
+                                  point.schedulers[name])
+                bar.update()
+    summary = Summary(settings.schedulers)
+    for start, stop in point.ranges:
+        summary.add({name: store.read_chunk(paths.runs, start, stop, name,
+                                            ["avg_jct_h", "total_cost"])
+                     for name in settings.schedulers})
     wall = time.perf_counter() - tic
-    store.write_json(paths.manifest, _manifest(point, store.count_rows(paths.runs, point.ranges),
-                                               len(todo), wall, extra_manifest))
-    return PointReport(settings, paths, runs, summary.frame(), len(point.ranges), len(todo),
-                       wall)
+    store.write_json(paths.manifest, _manifest(point, todo, wall, extra_manifest))
+    return PointReport(settings, paths, store.scan_runs(paths, point.ranges, settings.schedulers),
+                       summary.frame(), total, todo, wall)
 
 
-def _manifest(point: Point, rows: int, chunks_run: int, wall: float, extra: dict | None) -> dict:
-    s = point.settings
+def _manifest(point: Point, chunks_run: int, wall: float, extra: dict | None) -> dict:
+    s, paths = point.settings, point.paths
     return {
         "format": store.FORMAT_VERSION,
-        "point": point.paths.point_id,
-        "partition": {"scenario": s.scenario_label, "bandwidth_scale": s.bandwidth_scale,
-                      "gpu_scale": s.gpu_scale, "num_jobs": s.num_jobs},
+        "point": paths.point_id,
+        "partition": point.levels,
+        "source_hash": source_hash(),
         "config": s.to_dict(),
         "identity": point.identity,
-        "runs_dir": str(point.paths.runs),
-        "jobs_dir": str(point.paths.jobs) if s.save_jobs else None,
-        "rows": rows,
-        "job_rows": store.count_rows(point.paths.jobs, point.ranges) if s.save_jobs else None,
-        "chunks": len(point.ranges),
+        "schedulers": {name: {"engine": engine_of(name), "identity": point.schedulers[name]}
+                       for name in s.schedulers},
+        "runs_dir": str(paths.runs),
+        "jobs_dir": str(paths.jobs) if s.save_jobs else None,
+        "rows": store.count_rows(paths.runs, point.ranges, s.schedulers),
+        "job_rows": (store.count_rows(paths.jobs, point.ranges, s.schedulers)
+                     if s.save_jobs else None),
+        "chunks": len(point.ranges) * len(s.schedulers),
         "chunks_run": chunks_run,
         "wall_time_s": round(wall, 3),
         "finished_at": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
@@ -255,36 +300,32 @@ def _manifest(point: Point, rows: int, chunks_run: int, wall: float, extra: dict
 
 
 class Summary:
-    """Per-scheduler means of a point's runs, fed chunk by chunk, so memory stays flat however
-    many topologies the point has.
-
-    Each chunk's rows are topology-major with the schedulers in ``schedulers`` order (as
-    :func:`bacepipe.sweep.chunks.run_columns` writes them); ratios to ``bace_pipe`` pair the
-    rows of one topology.
-    """
+    """Per-scheduler means of a point's runs, fed one topology range at a time, so memory stays
+    flat however many topologies the point has. Ratios to ``bace_pipe`` pair the rows of one
+    topology (each scheduler's rows of a range are in topology order)."""
 
     def __init__(self, schedulers):
         self.schedulers = tuple(schedulers)
-        self.base = self.schedulers.index(BASELINE) if BASELINE in self.schedulers else None
-        self.topologies = 0
+        self.base = BASELINE if BASELINE in self.schedulers else None
         # rows: avg JCT, total cost, JCT ratio, cost ratio; columns: schedulers. Runs recorded
         # as unplaceable (NaN) are left out of both the sums and the counts.
         self.sums = np.zeros((4, len(self.schedulers)))
         self.counts = np.zeros((4, len(self.schedulers)), dtype=np.int64)
 
-    def add(self, runs) -> None:
-        """Add one chunk's rows (a mapping of columns)."""
-        width = len(self.schedulers)
-        jct = np.asarray(runs["avg_jct_h"], dtype=np.float64).reshape(-1, width)
-        cost = np.asarray(runs["total_cost"], dtype=np.float64).reshape(-1, width)
-        self.topologies += jct.shape[0]
-        rows = [jct, cost]
-        if self.base is not None:
-            rows += [jct / jct[:, [self.base]], cost / cost[:, [self.base]]]
-        for i, values in enumerate(rows):
-            finite = ~np.isnan(values)
-            self.sums[i] += np.where(finite, values, 0.0).sum(axis=0)
-            self.counts[i] += finite.sum(axis=0)
+    def add(self, runs: dict) -> None:
+        """Add one topology range: scheduler -> its columns ``avg_jct_h`` and ``total_cost``."""
+        for i, name in enumerate(self.schedulers):
+            jct = np.asarray(runs[name]["avg_jct_h"], dtype=np.float64)
+            cost = np.asarray(runs[name]["total_cost"], dtype=np.float64)
+            rows = [jct, cost]
+            if self.base is not None:
+                base = runs[self.base]
+                rows += [jct / np.asarray(base["avg_jct_h"], dtype=np.float64),
+                         cost / np.asarray(base["total_cost"], dtype=np.float64)]
+            for k, values in enumerate(rows):
+                finite = ~np.isnan(values)
+                self.sums[k, i] += np.where(finite, values, 0.0).sum()
+                self.counts[k, i] += finite.sum()
 
     def frame(self) -> pl.DataFrame:
         """Per scheduler: topologies, mean avg JCT (h) and total cost ($), and the mean of

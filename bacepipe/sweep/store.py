@@ -1,14 +1,25 @@
 """On-disk layout of sweep results, atomic writes, and what a re-run may skip.
 
-Layout under ``results_dir`` (hive partitions by the sweep axes, SPEC §10)::
+Layout under ``results_dir``: hive partitions of a FIXED depth, every level always written
+(:data:`LEVELS`, in this order), so polars, pyarrow and duckdb read any results directory as
+one dataset::
 
-    runs/scenario=<s>/bandwidth_scale=<x>/gpu_scale=<y>/num_jobs=<n>/point=<id>/chunk-<a>-<b>.parquet
-    jobs/<same partitions>/point=<id>/chunk-<a>-<b>.parquet         (save_jobs=true only)
+    runs/scenario=<s>/bandwidth_scale=<x>/gpu_scale=<y>/num_jobs=<n>/arrivals=<a>/latency=<l>/
+        memory_model=<m>/price_profile=<p>/start_rule=<r>/gpu_mix=<g>/point=<id>/
+        chunk-<a>-<b>-<scheduler>.parquet
+    jobs/<same partitions>/point=<id>/chunk-<a>-<b>-<scheduler>.parquet   (save_jobs=true only)
     manifests/<same partitions>/point=<id>.json
 
-``<id>`` = ``s<seed>-r<num_regions>-t<topologies>-<hash>``: the hash covers every other setting
-that changes a row (scenario file content, hardware, schedulers), so runs with different
-settings never share a directory. A chunk file holds topologies ``a .. b-1`` (zero-padded).
+A SPEC §12 switch left to the scenario (null in the config) is written ``default``; Poisson
+arrivals as ``poisson-<rate per h>``, trace arrivals as ``trace-<file stem>``.
+
+``<id>`` = ``s<seed>-r<num_regions>-t<topologies>-<hash>-c<code>``: the hash covers every other
+setting that changes a row (scenario file content, hardware, switches, plan_slack), ``<code>``
+is the start of :func:`bacepipe.source_hash`, so results of other settings or other code never
+share a directory. The schedulers are not part of it: each chunk file holds topologies
+``a .. b-1`` (zero-padded) of ONE scheduler, so adding a scheduler to a point only adds files.
+A plug-in scheduler's file records the scheduler's identity (its parts and its plug-in file's
+content hash) in the Parquet metadata; a file of another identity is simulated again.
 
 A file appears under its final name only by ``os.replace`` of a fully written and fsynced
 temporary (``.<name>.<pid>.tmp`` in the same directory), so a ``*.parquet`` file that exists is
@@ -42,10 +53,17 @@ except ImportError:  # Windows: no lock (two runs of one point must not overlap 
     fcntl = None
 from bacepipe.sweep.chunks import JOB_COLUMNS, RUN_COLUMNS
 
-#: Bumped when a change of the row format or of the simulation makes old results stale.
-FORMAT_VERSION = 1
+#: Bumped when a change of the layout or of the row format makes old results unreadable as is.
+FORMAT_VERSION = 2
 
 RUNS, JOBS, MANIFESTS = "runs", "jobs", "manifests"
+#: The hive levels of every point, in path order (then ``point=``).
+LEVELS = ("scenario", "bandwidth_scale", "gpu_scale", "num_jobs", "arrivals", "latency",
+          "memory_model", "price_profile", "start_rule", "gpu_mix")
+#: The level value of a SPEC §12 switch left to the scenario (null in the config).
+SCENARIO_DEFAULT = "default"
+#: Parquet metadata key of a chunk file: the identity of its scheduler ("" for a built-in).
+SCHEDULER_KEY = b"bacepipe.scheduler_identity"
 
 _INT = ("seed", "topology", "job", "k_star", "gpus", "regions")
 _STR = ("scheduler", "name", "model", "dataset", "path")
@@ -54,7 +72,7 @@ RUN_SCHEMA = pa.schema([(c, pa.int64() if c in _INT else pa.string() if c in _ST
 JOB_SCHEMA = pa.schema([(c, pa.int64() if c in _INT else pa.string() if c in _STR
                          else pa.float64()) for c in JOB_COLUMNS])
 
-_CHUNK_RE = re.compile(r"chunk-(\d+)-(\d+)\.parquet")
+_CHUNK_RE = re.compile(r"chunk-(\d+)-(\d+)-(\w+)\.parquet")
 
 
 class PointPaths(NamedTuple):
@@ -66,26 +84,46 @@ class PointPaths(NamedTuple):
     point_id: str
 
 
-def point_id(seed: int, num_regions: int, topologies: int, identity: dict) -> str:
-    """``s<seed>-r<num_regions>-t<topologies>-<12 hex>``; the hash is of ``identity`` (JSON)."""
+def point_id(seed: int, num_regions: int, topologies: int, identity: dict, code: str) -> str:
+    """``s<seed>-r<num_regions>-t<topologies>-<12 hex>-c<8 hex>``: the hash of ``identity``
+    (JSON), then the start of the source hash ``code``."""
     blob = json.dumps({"format": FORMAT_VERSION, **identity}, sort_keys=True,
                       separators=(",", ":"))
     digest = hashlib.sha256(blob.encode()).hexdigest()[:12]
-    return f"s{seed}-r{num_regions}-t{topologies}-{digest}"
+    return f"s{seed}-r{num_regions}-t{topologies}-{digest}-c{code[:8]}"
 
 
-def partition(scenario_label: str, bandwidth_scale: float, gpu_scale: float,
-              num_jobs: int, extensions: dict | None = None) -> Path:
-    """The hive partition path of a point's axes (floats as Python writes them: ``1.0``).
+def other_code_points(paths: PointPaths) -> list[str]:
+    """Points of the same settings made by other code (the same id up to ``-c<code>``)."""
+    same = paths.point_id.rsplit("-c", 1)[0]
+    found = paths.runs.parent.glob(f"point={same}-c*") if paths.runs.parent.is_dir() else []
+    return sorted(p.name.split("=", 1)[1] for p in found if p.name != paths.runs.name)
 
-    Each SPEC §12 switch that is set adds a level (``arrivals=poisson/…/latency=geo``; a trace
-    by its file stem), so the report groups by it; with none set the layout is the paper's.
-    """
-    levels = [f"scenario={scenario_label}", f"bandwidth_scale={float(bandwidth_scale)!r}",
-              f"gpu_scale={float(gpu_scale)!r}", f"num_jobs={int(num_jobs)}"]
-    for key, value in (extensions or {}).items():
-        levels.append(f"{key}={Path(value).stem if key == 'trace' else value}")
-    return Path(*levels)
+
+def level_values(scenario_label: str, bandwidth_scale: float, gpu_scale: float, num_jobs: int,
+                 extensions: dict, start_rule: str, gpu_mix: str) -> dict[str, str]:
+    """The value of every level of :data:`LEVELS` (floats as Python writes them: ``1.0``)."""
+    arrivals = extensions.get("arrivals")
+    if arrivals == "poisson":
+        arrivals = f"poisson-{float(extensions['arrival_rate_per_h'])!r}"
+    elif arrivals == "trace":
+        arrivals = f"trace-{Path(extensions['trace']).stem}"
+    return {
+        "scenario": scenario_label,
+        "bandwidth_scale": repr(float(bandwidth_scale)),
+        "gpu_scale": repr(float(gpu_scale)),
+        "num_jobs": str(int(num_jobs)),
+        "arrivals": arrivals or SCENARIO_DEFAULT,
+        **{k: str(extensions.get(k) or SCENARIO_DEFAULT)
+           for k in ("latency", "memory_model", "price_profile")},
+        "start_rule": start_rule,
+        "gpu_mix": gpu_mix,
+    }
+
+
+def partition(levels: dict[str, str]) -> Path:
+    """The hive partition path of :func:`level_values`."""
+    return Path(*(f"{key}={levels[key]}" for key in LEVELS))
 
 
 def point_paths(results_dir: Path, part: Path, pid: str) -> PointPaths:
@@ -94,8 +132,32 @@ def point_paths(results_dir: Path, part: Path, pid: str) -> PointPaths:
                       manifest=results_dir / MANIFESTS / part / f"point={pid}.json", point_id=pid)
 
 
-def chunk_name(start: int, stop: int) -> str:
-    return f"chunk-{start:09d}-{stop:09d}.parquet"
+def check_layout(results_dir: Path) -> None:
+    """Refuse a results directory in the variable-depth layout of format 1: writing beside it
+    would leave a directory that polars, pyarrow and duckdb cannot read as one dataset.
+
+    Raises
+    ------
+    InputError
+        One line naming the first folder out of place and what to do. (No converter: results
+        of that layout carry no source hash, so they could not be resumed into anyway.)
+    """
+    runs = results_dir / RUNS
+    for top, dirs, _ in os.walk(runs):
+        depth = len(Path(top).relative_to(runs).parts)
+        want = LEVELS[depth] if depth < len(LEVELS) else "point"
+        for name in dirs:
+            if not name.startswith(f"{want}="):
+                raise InputError("results_dir", f"{Path(top) / name} is in the layout of an "
+                                 f"older bacepipe (expected {want}=… there), made by code "
+                                 "without a source hash; use another results_dir (or move "
+                                 "the old one away) and run the sweep again")
+        if depth >= len(LEVELS):
+            dirs.clear()  # point folders: only chunk files below
+
+
+def chunk_name(start: int, stop: int, scheduler: str) -> str:
+    return f"chunk-{start:09d}-{stop:09d}-{scheduler}.parquet"
 
 
 def chunk_ranges(topologies: int, chunk_size: int) -> list[tuple[int, int]]:
@@ -121,12 +183,14 @@ def _atomic_write(path: Path, write) -> None:
         raise _unwritable(path, err) from None
 
 
-def write_table(path: Path, columns: dict, schema: pa.Schema) -> None:
-    """Write columns (dict of arrays, in ``schema`` order) as one Parquet file, atomically."""
+def write_table(path: Path, columns: dict, schema: pa.Schema, identity: str = "") -> None:
+    """Write columns (dict of arrays, in ``schema`` order) as one Parquet file, atomically;
+    ``identity``: the scheduler's (:data:`SCHEDULER_KEY`)."""
     # from_pandas: NaN becomes null, the mark of a run that could not finish (unplaceable=record)
     table = pa.table({name: pa.array(columns[name], type=schema.field(name).type,
                                      from_pandas=True)
-                      for name in schema.names}, schema=schema)
+                      for name in schema.names},
+                     schema=schema.with_metadata({SCHEDULER_KEY: identity.encode()}))
     _atomic_write(path, lambda f: pq.write_table(table, f))
 
 
@@ -200,46 +264,72 @@ def point_lock(paths: PointPaths, on_wait=None) -> Iterator[Path]:
         os.close(fd)  # releases the lock
 
 
-def complete_chunks(directory: Path, ranges: list[tuple[int, int]]) -> set[tuple[int, int]]:
-    """The planned ranges that already have a chunk file in ``directory``.
+def complete_chunks(directory: Path, ranges: list[tuple[int, int]],
+                    identities: dict[str, str]) -> tuple[set, dict[str, int]]:
+    """The planned (range, scheduler) pairs that already have a chunk file in ``directory``.
+
+    Parameters
+    ----------
+    identities : scheduler name -> identity (:func:`bacepipe.policies.identity_of`; "" for a
+        built-in, whose version is the point's source hash). Files of other schedulers are
+        left alone.
+
+    Returns
+    -------
+    done : set of ((start, stop), scheduler).
+    stale : scheduler -> files written under another identity (its plug-in changed).
 
     Raises
     ------
     InputError
         The directory holds chunk files of another chunk_size: resuming would duplicate rows.
     """
+    done, stale = set(), {}
     if not directory.is_dir():
-        return set()
-    planned = set(ranges)
-    found = set()
-    for file in directory.iterdir():
-        m = _CHUNK_RE.fullmatch(file.name)
-        if not m:
+        return done, stale
+    found = [(file, (int(m.group(1)), int(m.group(2))), m.group(3))
+             for file in directory.iterdir() if (m := _CHUNK_RE.fullmatch(file.name))]
+    odd = sorted(file.name for file, rng, _ in found if rng not in set(ranges))
+    if odd:
+        # The widest range is the chunk_size they were cut with (the last one may be shorter).
+        size = max(b - a for _, (a, b), _ in found)
+        raise InputError("chunk_size", f"{directory} holds chunks of another chunk_size "
+                         f"({odd[0]}); re-run with chunk_size={size} or use another "
+                         "results_dir")
+    for file, rng, name in found:
+        if name not in identities:
             continue
-        rng = (int(m.group(1)), int(m.group(2)))
-        if rng not in planned:
-            raise InputError("chunk_size", f"{directory} holds chunks of another chunk_size "
-                             f"({file.name}); re-run with chunk_size={rng[1] - rng[0]} or use "
-                             "another results_dir")
-        found.add(rng)
-    return found
+        if identities[name]:
+            meta = pq.read_schema(file).metadata or {}
+            if meta.get(SCHEDULER_KEY, b"").decode() != identities[name]:
+                stale[name] = stale.get(name, 0) + 1
+                continue
+        done.add((rng, name))
+    return done, stale
 
 
-def scan_runs(paths: PointPaths, ranges: list[tuple[int, int]]) -> pl.LazyFrame:
-    """The point's runs rows for ``ranges``, in topology order, lazily: a summary of 100,000
+def chunk_files(directory: Path, ranges: list[tuple[int, int]], schedulers) -> list[Path]:
+    """The chunk files of ``ranges`` × ``schedulers``, in topology order, then scheduler order."""
+    return [directory / chunk_name(a, b, s) for a, b in sorted(ranges) for s in schedulers]
+
+
+def scan_runs(paths: PointPaths, ranges: list[tuple[int, int]], schedulers) -> pl.LazyFrame:
+    """The point's runs rows for ``ranges`` × ``schedulers``, lazily: a summary of 100,000
     topologies streams through the files instead of holding them in memory."""
-    files = [str(paths.runs / chunk_name(a, b)) for a, b in sorted(ranges)]
+    files = [str(f) for f in chunk_files(paths.runs, ranges, schedulers)]
     if not files:
         return pl.from_arrow(RUN_SCHEMA.empty_table()).lazy()
     return pl.scan_parquet(files)
 
 
-def read_chunk(directory: Path, start: int, stop: int, columns: list[str]) -> dict:
+def read_chunk(directory: Path, start: int, stop: int, scheduler: str,
+               columns: list[str]) -> dict:
     """Some columns of one complete chunk file, as numpy arrays."""
-    table = pq.read_table(directory / chunk_name(start, stop), columns=columns)
+    table = pq.read_table(directory / chunk_name(start, stop, scheduler), columns=columns)
     return {name: table.column(name).to_numpy() for name in columns}
 
 
-def count_rows(directory: Path, ranges: list[tuple[int, int]]) -> int:
-    """Rows in the chunk files of ``ranges`` (from the Parquet footers, without reading data)."""
-    return sum(pq.ParquetFile(directory / chunk_name(a, b)).metadata.num_rows for a, b in ranges)
+def count_rows(directory: Path, ranges: list[tuple[int, int]], schedulers) -> int:
+    """Rows in the chunk files of ``ranges`` × ``schedulers`` (from the Parquet footers)."""
+    return sum(pq.ParquetFile(f).metadata.num_rows
+               for f in chunk_files(directory, ranges, schedulers))
