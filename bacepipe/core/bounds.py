@@ -18,6 +18,33 @@ from bacepipe.core.model import (
 
 
 @kernel
+def fastest_hop_gbps(links, intra_gbps):
+    """r_max = max(intra_region_gbps, max over u != v of min(B[u,v], B[v,u])), Gbit/s."""
+    r_max = intra_gbps
+    n_regions = links.shape[0]
+    for u in range(n_regions):
+        for v in range(n_regions):
+            if u != v:
+                r_max = max(r_max, min(links[u, v], links[v, u]))
+    return r_max
+
+
+@kernel
+def solo_bounds_s(job, r_max, fast):
+    """(ℓ_j, a_j) of SPEC §15, s and GPU·s: the least execution time and the least GPU-time of
+    job ``job`` (its row of constants) over k in memory-minimum..K*, every hop at ``r_max``
+    Gbit/s and no latency. ``fast`` is a scratch row of the same length."""
+    fast[:] = job
+    fast[C_INTRA_S] = fast[C_ACT_BITS] / (r_max * 1e9)  # every hop at r_max, no latency
+    best_t, best_area = np.inf, np.inf
+    for k in range(int(fast[C_MIN_GPUS]), int(fast[C_KSTAR]) + 1):
+        t = single_region_iter_time(fast, k)
+        best_t = min(best_t, t)
+        best_area = min(best_area, k * t)
+    return fast[C_ITERS] * best_t, fast[C_ITERS] * best_area
+
+
+@kernel
 def lower_bound_h(const, links, intra_gbps, total_gpus):
     """LB = max(LB_solo, LB_area) of SPEC §15, hours.
 
@@ -28,27 +55,15 @@ def lower_bound_h(const, links, intra_gbps, total_gpus):
     intra_gbps : float           the hardware's intra_region_gbps, Gbit/s.
     total_gpus : int             N, the cluster's GPUs.
     """
-    r_max = intra_gbps
-    n_regions = links.shape[0]
-    for u in range(n_regions):
-        for v in range(n_regions):
-            if u != v:
-                r_max = max(r_max, min(links[u, v], links[v, u]))
+    r_max = fastest_hop_gbps(links, intra_gbps)
     n_jobs = const.shape[0]
     fast = np.empty(const.shape[1])
     areas = np.empty(n_jobs)
     solo = 0.0
     batch = True
     for j in range(n_jobs):
-        fast[:] = const[j]
-        fast[C_INTRA_S] = fast[C_ACT_BITS] / (r_max * 1e9)  # every hop at r_max, no latency
-        best_t, best_area = np.inf, np.inf
-        for k in range(int(fast[C_MIN_GPUS]), int(fast[C_KSTAR]) + 1):
-            t = single_region_iter_time(fast, k)
-            best_t = min(best_t, t)
-            best_area = min(best_area, k * t)
-        solo += fast[C_ITERS] * best_t
-        areas[j] = fast[C_ITERS] * best_area
+        time_s, areas[j] = solo_bounds_s(const[j], r_max, fast)
+        solo += time_s
         batch = batch and const[j, C_ARRIVAL_S] == 0.0
     lb_solo = solo / n_jobs
     lb_area = 0.0

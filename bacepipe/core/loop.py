@@ -12,7 +12,7 @@ from typing import NamedTuple
 import numpy as np
 from numba import prange
 
-from bacepipe.core.bounds import lower_bound_h
+from bacepipe.core.bounds import fastest_hop_gbps, lower_bound_h
 from bacepipe.core.jit import kernel
 from bacepipe.core.model import (
     C_ACT_BITS,
@@ -324,6 +324,7 @@ def _simulate_batch(inputs, outputs, codes, orderings, start_rules, placements, 
         bad = job_constants(hw, inputs.params_b[t], inputs.layers[t], inputs.hidden[t],
                             inputs.batch_size[t], inputs.samples[t], inputs.epochs[t],
                             inputs.arrival_h[t], inputs.gpus[t].sum(), inputs.memory_on, const)
+        r_max = fastest_hop_gbps(inputs.links[t], hw[HW_INTRA_GBPS])
         if bad < 0:
             lower_bound[t] = lower_bound_h(const, inputs.links[t], hw[HW_INTRA_GBPS],
                                            inputs.gpus[t].sum())
@@ -338,7 +339,7 @@ def _simulate_batch(inputs, outputs, codes, orderings, start_rules, placements, 
                       np.zeros((n_regions, n_regions), np.int64), inputs.links[t],
                       inputs.latency_s[t], inputs.price[t], inputs.profile[t],
                       inputs.utc_offset_h[t], inputs.time_of_use, hw[HW_POWER_KW],
-                      inputs.plan_slack)
+                      inputs.plan_slack, r_max)
             c = codes[s]
             status[t, s], bad_job[t, s] = simulate_one(
                 run, inputs.gpus[t], c[CODE_STATIC] != 0, orderings[c[CODE_ORDERING]],

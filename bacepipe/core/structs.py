@@ -6,6 +6,7 @@ from typing import NamedTuple
 import numpy as np
 
 from bacepipe.core.jit import kernel
+from bacepipe.core.model import N_CONST
 
 
 class Cluster(NamedTuple):
@@ -41,6 +42,7 @@ class Work(NamedTuple):
     users : int64[R, R]               jobs holding each link direction in the copy.
     order : int64[J]                  running jobs by end time.
     options : float64[6 (J + 1), 5]   options of a start rule (SPEC §14).
+    row : float64[N_CONST]            a scratch row of job constants.
     """
 
     path: np.ndarray
@@ -55,6 +57,7 @@ class Work(NamedTuple):
     users: np.ndarray
     order: np.ndarray
     options: np.ndarray
+    row: np.ndarray
 
 
 class Run(NamedTuple):
@@ -70,6 +73,7 @@ class Run(NamedTuple):
     links, latency_s : float64[R, R]  nominal bandwidth (Gbit/s) and one-way latency (s).
     price, utc_offset_h : float64[R]; profile : float64[R, 24]   prices (SPEC §12).
     time_of_use : bool; power_kw : float; plan_slack : float (SPEC §14's ε).
+    fastest_hop_gbps : float     r_max of SPEC §15 (what bounds any placement's execution).
     """
 
     jobs: np.ndarray
@@ -89,6 +93,7 @@ class Run(NamedTuple):
     time_of_use: bool
     power_kw: float
     plan_slack: float
+    fastest_hop_gbps: float
 
 
 #: Job states of :attr:`Run.state`.
@@ -115,4 +120,5 @@ def make_work(n_regions, n_jobs):
     return Work(np.zeros(r, np.int64), np.zeros(r, np.int64), np.zeros(r, np.int64),
                 np.zeros(r, np.int64), np.zeros(r, np.bool_), np.zeros(r, np.int64),
                 np.zeros(r, np.int64), np.zeros(r), np.zeros((r, r)), np.zeros((r, r), np.int64),
-                np.zeros(n_jobs, np.int64), np.zeros((OPTIONS_PER_EPOCH * (n_jobs + 1), 5)))
+                np.zeros(n_jobs, np.int64), np.zeros((OPTIONS_PER_EPOCH * (n_jobs + 1), 5)),
+                np.zeros(N_CONST))

@@ -5,6 +5,7 @@ policy aiming at K′ on the (projected) state. Keep the options with JCT <= (1 
 JCT; among those costing <= (least cost) · (1 + 1e-9) take the earliest epoch, then the most GPUs,
 then the larger K′. Start now if that option is at τ = t, else wait."""
 
+from bacepipe.core.bounds import solo_bounds_s
 from bacepipe.core.jit import kernel as plain_kernel
 from bacepipe.core.model import C_ARRIVAL_S, C_KSTAR
 from bacepipe.core.projection import (
@@ -64,12 +65,18 @@ def _add_options(tau, run, job, cluster, work, place, allocate, trial, n_opt):
 
 
 @plain_kernel
-def choose(options, n_opt, slack):
-    """Index of the chosen option (SPEC §14's rule)."""
+def jct_bound(options, n_opt, slack):
+    """(1 + ε) · the least JCT of the options so far: no option above it is kept."""
     least_jct = options[0, OPT_JCT]
     for i in range(1, n_opt):
         least_jct = min(least_jct, options[i, OPT_JCT])
-    bound = (1.0 + slack) * least_jct
+    return (1.0 + slack) * least_jct
+
+
+@plain_kernel
+def choose(options, n_opt, slack):
+    """Index of the chosen option (SPEC §14's rule)."""
+    bound = jct_bound(options, n_opt, slack)
     least_cost = -1.0
     for i in range(n_opt):
         if options[i, OPT_JCT] <= bound and (least_cost < 0 or options[i, OPT_COST] < least_cost):
@@ -96,10 +103,16 @@ def kernel(j, t, run, cluster, work, place, allocate, out):
     trial = Decision(work.trial_path, work.trial_alloc)
     n_opt = _add_options(t, run, job, cluster, work, place, allocate, trial, 0)
     n_running = running_by_end(run, work.order)
+    # No placement runs faster than ℓ_j (SPEC §15): once an epoch's JCT with ℓ_j exceeds the
+    # bound of the options so far, no later epoch's option can be kept.
+    least_exec_s = solo_bounds_s(job, run.fastest_hop_gbps, work.row)[0]
     if n_running > 0:
         projected = begin_projection(run, cluster, work)
         i = 0
         while i < n_running:
+            if n_opt > 0 and (run.end_s[work.order[i]] + least_exec_s - job[C_ARRIVAL_S]
+                              > jct_bound(work.options, n_opt, run.plan_slack)):
+                break
             i, tau = advance_projection(run, work, n_running, i)
             n_opt = _add_options(tau, run, job, projected, work, place, allocate, trial, n_opt)
     if n_opt == 0:
