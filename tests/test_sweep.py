@@ -349,7 +349,7 @@ def test_cli_joblib_launcher(tmp_path):
                "topologies=6", "workers=1", f"results_dir={tmp_path / 'res'}", cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
     runs = read_runs(tmp_path / "res")
-    assert runs.height == 2 * 6 * 8
+    assert runs.height == 2 * 6 * len(SCHEDULERS)
     assert sorted(runs["gpu_scale"].unique().to_list()) == [0.5, 1.5]
 
 
@@ -372,3 +372,23 @@ def test_num_jobs_axis_counts_the_jobs_simulated(tmp_path, overrides, jobs):
     report = run_point(settings(tmp_path, topologies=2, **{"num_jobs": 8, **overrides}))
     assert report.settings.num_jobs == jobs
     assert f"num_jobs={jobs}" in report.paths.runs.parts
+
+
+def test_plugin_scheduler_in_workers_and_an_edited_plugin_runs_again(tmp_path):
+    plugin = tmp_path / "mine.py"
+    plugin.write_text((REPO / "examples" / "plugins" / "sjf_ldf.py").read_text())
+    args = [f"plugins=[{plugin}]", "schedulers=[bace_pipe,sjf_ldf]", "topologies=6",
+            "chunk_size=3", "workers=2", f"results_dir={tmp_path / 'res'}"]
+    first = cli(*args, cwd=tmp_path, timeout=600)
+    assert first.returncode == 0, first.stderr
+    assert "4 of 4 chunks run" in first.stdout  # loky workers loaded the plug-in
+    (manifest,) = (tmp_path / "res" / "manifests").rglob("*.json")
+    engines = json.loads(manifest.read_text())["schedulers"]
+    assert engines["sjf_ldf"]["identity"] and not engines["bace_pipe"]["identity"]
+    with open(plugin, "a") as f:
+        f.write("\n# edited\n")
+    again = cli(*args, cwd=tmp_path, timeout=600)
+    assert again.returncode == 0, again.stderr
+    assert "2 of 4 chunks run" in again.stdout
+    assert "sjf_ldf: 2 chunks were computed by another version of its plug-in" in again.stderr
+    assert read_runs(tmp_path / "res").height == 6 * 2

@@ -10,13 +10,11 @@ files (one per scheduler).
 
 from __future__ import annotations
 
-import inspect
 from typing import NamedTuple
 
 import numpy as np
 
 from bacepipe.core import METRICS, STATUS_OK, BatchResult, simulate_batch
-from bacepipe.errors import InputError
 from bacepipe.model.batch import ScenarioBatch
 from bacepipe.model.generate import generate_batch
 from bacepipe.model.tables import DATASETS
@@ -46,27 +44,14 @@ class ChunkSpec(NamedTuple):
     schedulers: tuple[str, ...]
 
 
-def _model_switches(s: SweepSettings) -> dict:
-    """SPEC §13/§14 settings as keyword arguments of ``generate_batch``.
-
-    Until ``generate_batch`` takes them, only the defaults (the model before §13) can run.
-    """
-    params = inspect.signature(generate_batch).parameters
-    given = {"start_rule": s.start_rule, "plan_slack": s.plan_slack}
-    defaults = {"start_rule": "greedy", "plan_slack": 0.2}
-    for key, value in given.items():
-        if key not in params and value != defaults[key]:
-            raise InputError(key, "this version of the model does not take it yet")
-    return {k: v for k, v in given.items() if k in params}
-
-
 def make_batch(s: SweepSettings, start: int, stop: int) -> ScenarioBatch:
     """Topologies ``start .. stop-1`` of a point as one batch: exactly what
     ``generate_scenario`` gives for each row, so any row can be replayed."""
     return generate_batch(
         s.scenario, s.seed, np.arange(start, stop), bandwidth_scale=s.bandwidth_scale,
         gpu_scale=s.gpu_scale, num_jobs=s.num_jobs, num_regions=s.num_regions,
-        hardware=s.hardware, **s.extensions, **_model_switches(s))
+        hardware=s.hardware, start_rule=s.start_rule, plan_slack=s.plan_slack,
+        **s.extensions)
 
 
 def check_status(batch: ScenarioBatch, result: BatchResult, start: int) -> None:
