@@ -13,7 +13,14 @@ sweep engine's own command line (``python -m bacepipe.sweep -m +preset=all``, th
 per-scenario figures are copied to ``<out>/figures/``; and ``reproduction.md`` is written with
 the claims of SPEC §11 (:mod:`bacepipe.analysis.claims`, the paper's world only), the paper's
 conclusions in the SPEC §12 worlds (:mod:`bacepipe.analysis.worlds`), the motivation scenario of
-SPEC §8 (simulated here, never tuned), and the figures. Bad input prints one line and exits 2.
+SPEC §8 (simulated here, never tuned), and the figures. Claims and worlds are read under the
+``greedy`` start rule (SPEC §5's literal reading); a section beside them evaluates every claim
+under both start rules of SPEC §13 (:mod:`bacepipe.analysis.start_rules`), with the per-job
+mechanism (:mod:`bacepipe.analysis.mechanism`, needs ``save_jobs=true``), and one compares the
+schedulers of role ``ours`` with BACE-Pipe (:mod:`bacepipe.analysis.ours`). Those two are filled
+by the studies ``+preset/study=start_rules`` and ``+preset/study=ours``:
+``--run --presets all,study/start_rules,study/ours,realistic`` runs them too. Bad input prints
+one line and exits 2.
 """
 
 from __future__ import annotations
@@ -32,6 +39,7 @@ import polars as pl
 import bacepipe
 from bacepipe.analysis import find_runs, paired_ratios, scan_runs, summarize, write_report
 from bacepipe.analysis.claims import (
+    DEFAULT_RULE,
     GROUPS,
     MATCH,
     MIXED,
@@ -41,11 +49,25 @@ from bacepipe.analysis.claims import (
     ClaimResult,
     evaluate_claims,
     explain,
+    model_filter,
     verdict_counts,
 )
+from bacepipe.analysis.mechanism import (
+    FIGURE as MECHANISM_FIGURE,
+)
+from bacepipe.analysis.mechanism import (
+    default_slack_points,
+    mechanism_markdown,
+    mechanism_rows,
+    mechanism_table,
+    plot_mechanism,
+    scan_jobs,
+)
 from bacepipe.analysis.model_facts import model_facts
+from bacepipe.analysis.ours import evaluate_ours, ours_markdown
 from bacepipe.analysis.roles import BASELINE, scheduler_order
 from bacepipe.analysis.schema import point_columns
+from bacepipe.analysis.start_rules import compare_rules, start_rules_markdown
 from bacepipe.analysis.stats import points
 from bacepipe.analysis.worlds import evaluate_worlds, worlds_markdown
 from bacepipe.cli import OneLineParser, run_cli
@@ -84,6 +106,7 @@ FIGURE_TITLES = {
     "fig8_ablation.png": "Fig. 8: ablation",
     "jct_vs_cost.png": "avg JCT vs total cost (Pareto front)",
     "jct_ratio_cdf.png": "CDF of per-topology avg-JCT ratios",
+    MECHANISM_FIGURE: "GPUs at start ÷ K* and waiting time per scheduler and start rule",
 }
 
 
@@ -97,7 +120,10 @@ def _parser() -> OneLineParser:
                    "default outputs/reproduction")
     p.add_argument("--out", default="docs", metavar="DIR",
                    help="where reproduction.md and figures/ go (default docs)")
-    p.add_argument("--run", action="store_true", help="run every figure preset first")
+    p.add_argument("--run", action="store_true", help="run the presets of --presets first")
+    p.add_argument("--presets", default=",".join(PRESETS), metavar="NAMES",
+                   help="comma-separated presets --run sweeps, in order (default "
+                   f"{','.join(PRESETS)}; the studies: study/start_rules, study/ours)")
     p.add_argument("--topologies", type=int, default=1000, metavar="N",
                    help="topologies per sweep point with --run (default 1000)")
     return p
@@ -110,21 +136,29 @@ def _parser() -> OneLineParser:
 PRESETS = ("all", "realistic")
 
 
-def run_presets(results: Path, topologies: int) -> None:
-    """Every preset of :data:`PRESETS` into ``results`` via
-    ``python -m bacepipe.sweep -m +preset=<name>``.
+def preset_override(name: str) -> str:
+    """``+preset=all`` for ``all``; ``+preset/study=ours`` for ``study/ours`` (a study)."""
+    group, _, option = name.rpartition("/")
+    return f"+preset{'/' + group if group else ''}={option}"
+
+
+def run_presets(results: Path, topologies: int, presets: Iterable[str] = PRESETS) -> None:
+    """Every preset of ``presets`` (default :data:`PRESETS`) into ``results`` via
+    ``python -m bacepipe.sweep -m +preset=<name>`` (``+preset/study=<name>`` for
+    ``study/<name>``).
 
     Hydra's own output directories go under ``results/`` too (the sweep runs there), so the
     working directory stays clean. Raises InputError when a sweep fails.
     """
     results.mkdir(parents=True, exist_ok=True)
-    for preset in PRESETS:
-        cmd = [sys.executable, "-m", "bacepipe.sweep", "-m", f"+preset={preset}",
+    for preset in presets:
+        cmd = [sys.executable, "-m", "bacepipe.sweep", "-m", preset_override(preset),
                f"topologies={topologies}", f"results_dir={results}"]
         print(f"{PROG}: {shlex.join(cmd[1:])}  (in {results})", flush=True)
         code = subprocess.call(cmd, cwd=results)
         if code:
-            raise InputError("--run", f"the sweep +preset={preset} exited with status {code}")
+            raise InputError("--run", f"the sweep {preset_override(preset)} exited with status "
+                             f"{code}")
 
 
 def write_reports(results: Path) -> tuple[pl.LazyFrame, pl.DataFrame, dict[str, Path]]:
@@ -358,6 +392,27 @@ def points_markdown(summary: pl.DataFrame) -> list[str]:
     return ["## Sweep points read", "", *_table([*cols, "topologies", "schedulers"], rows), ""]
 
 
+def mechanism_section(results: Path, lf: pl.LazyFrame, out: Path,
+                      scenarios: Iterable[str]) -> list[str]:
+    """The per-job mechanism of the start rule: a table per scenario and its figure, written to
+    ``out/figures/<scenario>/`` (after :func:`copy_figures`, which clears that folder)."""
+    jobs = scan_jobs([results])
+    tables, figures = {}, {}
+    if jobs is not None:
+        allowed = default_slack_points(lf)
+        for scenario in scenarios:
+            rows = mechanism_rows(jobs, scenario, allowed)
+            if rows.is_empty():
+                continue
+            tables[scenario] = mechanism_table(rows)
+            fig = plot_mechanism(rows, f"{FIGURE_TITLES[MECHANISM_FIGURE]}: scenario="
+                                 f"{scenario}, default point")
+            path = out / FIGURES / scenario / MECHANISM_FIGURE
+            atomic_write(path, lambda f, fig=fig: fig.savefig(f, dpi=120, format="png"))
+            figures[scenario] = path.relative_to(out).as_posix()
+    return mechanism_markdown(tables, figures)
+
+
 def build(results: Path, out: Path, command: str) -> Path:
     """Read ``results``, write the reports, copy the figures, write ``out/reproduction.md``."""
     lf, summary, per_scenario = write_reports(results)
@@ -365,7 +420,12 @@ def build(results: Path, out: Path, command: str) -> Path:
     claims = evaluate_claims(lf, n_resamples=N_RESAMPLES, seed=BOOT_SEED)
     md = header_markdown(command, results, summary)
     md += claims_markdown(claims)
-    md += worlds_markdown(*evaluate_worlds(lf, n_resamples=N_RESAMPLES, seed=BOOT_SEED))
+    md += start_rules_markdown(compare_rules(lf, n_resamples=N_RESAMPLES, seed=BOOT_SEED))
+    md += mechanism_section(results, lf, out, list(dict.fromkeys(r.scenario for r in claims)))
+    # The worlds of SPEC §12 under the paper's own start rule, as the claims.
+    greedy = lf.filter(model_filter(lf.collect_schema().names(), DEFAULT_RULE))
+    md += worlds_markdown(*evaluate_worlds(greedy, n_resamples=N_RESAMPLES, seed=BOOT_SEED))
+    md += ours_markdown(evaluate_ours(lf, n_resamples=N_RESAMPLES, seed=BOOT_SEED))
     md += motivation_markdown(motivation(), motivation_facts())
     md += figures_markdown(copied, out)
     md += points_markdown(summary)
@@ -382,8 +442,11 @@ def main(argv: list[str] | None = None) -> int:
     def body() -> int:
         if args.topologies < 1:
             raise InputError("--topologies", f"must be >= 1, got {args.topologies}")
+        presets = [p.strip() for p in args.presets.split(",") if p.strip()]
+        if not presets:
+            raise InputError("--presets", "no preset named")
         if args.run:
-            run_presets(results.resolve(), args.topologies)
+            run_presets(results.resolve(), args.topologies, presets)
         print(f"{PROG}: wrote {build(results, out, command)}")
         return 0
 

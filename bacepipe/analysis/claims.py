@@ -25,7 +25,10 @@ pooled, so no topology counts twice.
 Claims are read from the paper's world only: rows with any SPEC §12 switch set (an extension hive
 level such as ``memory_model=adam_mixed``, written by the ``realistic`` preset into the same
 results directory) are dropped first (:func:`bacepipe.analysis.stats.world_filter`). Those worlds
-are :mod:`bacepipe.analysis.worlds`'s.
+are :mod:`bacepipe.analysis.worlds`'s. They are read under one start rule (SPEC §13; default
+``greedy``, the paper's literal §5, which is also how rows without a ``start_rule`` column are
+read) and with one GPU type (SPEC §16 ``gpu_mix`` ``none``): :func:`model_filter`.
+:mod:`bacepipe.analysis.start_rules` evaluates every claim under each rule, side by side.
 """
 
 from __future__ import annotations
@@ -40,6 +43,8 @@ from bacepipe.analysis.schema import point_columns
 from bacepipe.analysis.stats import summarize, world_filter
 
 SCENARIOS = ("paper", "random")
+#: The start rule (SPEC §13) the paper's claims are read under by default: §5's literal reading.
+DEFAULT_RULE = "greedy"
 DEFAULT_AXES = {"bandwidth_scale": 1.0, "gpu_scale": 1.0, "num_jobs": 8}
 #: |ratio − 1| below this is called "no effect" in a reason (the verdict is unchanged).
 NEGLIGIBLE = 1e-3
@@ -344,6 +349,22 @@ def _claim_filter(claims: Iterable[Claim], scenarios: Iterable[str]) -> pl.Expr:
     return expr
 
 
+def model_filter(columns: list[str] | tuple[str, ...], start_rule: str = DEFAULT_RULE) -> pl.Expr:
+    """Rows simulated under ``start_rule`` (SPEC §13) with a single GPU type (SPEC §16).
+
+    A missing ``start_rule`` column or a null value reads as ``greedy`` (results from before the
+    switch), a missing ``gpu_mix`` or a null as ``none``.
+    """
+    expr = pl.lit(True)
+    if "start_rule" in columns:
+        expr = expr & (pl.col("start_rule").fill_null(DEFAULT_RULE) == start_rule)
+    elif start_rule != DEFAULT_RULE:
+        expr = pl.lit(False)
+    if "gpu_mix" in columns:
+        expr = expr & (pl.col("gpu_mix").fill_null("none") == "none")
+    return expr
+
+
 def evaluate_claims(
     lf: pl.LazyFrame,
     claims: Iterable[Claim] = CLAIMS,
@@ -351,6 +372,7 @@ def evaluate_claims(
     *,
     n_resamples: int = 2000,
     seed: int = 0,
+    start_rule: str = DEFAULT_RULE,
 ) -> list[ClaimResult]:
     """Every claim on every scenario, in claim order, then scenario order.
 
@@ -361,6 +383,7 @@ def evaluate_claims(
         SPEC §12 switch set) is read.
     claims, scenarios : the claims (default :data:`CLAIMS`) and scenarios to evaluate.
     n_resamples, seed : bootstrap settings, as :func:`bacepipe.analysis.summarize`.
+    start_rule : the SPEC §13 rule whose rows are read (:func:`model_filter`).
 
     Returns
     -------
@@ -372,7 +395,8 @@ def evaluate_claims(
     absent = [c for c in needed if c not in names]
     summaries: dict[str, pl.DataFrame] = {}
     if not absent:
-        lf = lf.filter(world_filter(names))  # the paper's world: no SPEC §12 switch set
+        # The paper's world (no SPEC §12 switch set) under one start rule and one GPU type.
+        lf = lf.filter(world_filter(names) & model_filter(names, start_rule))
         for base in dict.fromkeys(c.baseline for c in claims):
             mine = [c for c in claims if c.baseline == base]
             part = lf.filter(_claim_filter(mine, scenarios))

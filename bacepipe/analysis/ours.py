@@ -1,0 +1,255 @@
+"""Role ``ours`` (SPEC §14: ``spt_wait``, ``spt_plan``) against BACE-Pipe: paired ratios with CIs
+at every sweep point, win rates on both metrics per topology, where they lose, and the
+``plan_slack`` curve of ``spt_plan``.
+
+Everything is computed from the result rows by :func:`bacepipe.analysis.summarize` and
+:func:`bacepipe.analysis.paired_ratios` (ratio = value(ours) / value(bace_pipe) on the same
+topology of the same point): the geometric mean with its 95 % bootstrap CI (the report's
+headline) and the arithmetic mean with its CI (issue 13's criterion: "CI below 1"). Per topology
+each scheduler is *faster* or *cheaper* when its ratio is < 1 (strictly); "wins both" is both at
+once. Rows are the paper's world (no SPEC §12 switch, one GPU type) under one start rule (default
+``greedy``: ours ignore it, BACE-Pipe does not). The main table reads points whose ``plan_slack``
+is the default 0.2; the curve reads ``spt_plan`` at the default axes for every slack.
+
+The sweep that fills it: ``python -m bacepipe.sweep -m +preset/study=ours``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import polars as pl
+
+from bacepipe.analysis.claims import DEFAULT_AXES, DEFAULT_RULE, model_filter
+from bacepipe.analysis.roles import BASELINE, of_role
+from bacepipe.analysis.schema import AXIS_DEFAULTS, point_columns
+from bacepipe.analysis.stats import non_default, paired_ratios, summarize, world_filter
+
+STUDY_COMMAND = "python -m bacepipe.sweep -m +preset/study=ours"
+#: Per-topology outcome of one scheduler against BACE-Pipe, in table order.
+OUTCOMES = ("wins both", "faster only", "cheaper only", "neither")
+#: BACE-Pipe's own per-run metrics shown per outcome: what the topologies where ours lose share.
+TOPOLOGY_METRICS = (("mean_wait_h", "mean wait h"), ("mean_gpus", "mean GPUs per job"),
+                    ("gpu_utilization", "GPU utilization"),
+                    ("multi_region_share", "multi-region share"))
+_AXES = tuple(DEFAULT_AXES)
+
+
+@dataclass(frozen=True)
+class OursResult:
+    """What :func:`evaluate_ours` found.
+
+    Attributes
+    ----------
+    scenario, start_rule : the rows read.
+    names : the schedulers of role ``ours`` present.
+    points : one row per (point, scheduler of ``names``): the point columns, ``n_pairs``, the
+        ratio columns of :func:`bacepipe.analysis.summarize` for ``jct`` and ``cost``, and the
+        share of topologies per outcome of :data:`OUTCOMES`.
+    outcomes : at the default point, per (scheduler, outcome): ``topologies``, ``share``, the
+        median JCT and cost ratio, and BACE-Pipe's own :data:`TOPOLOGY_METRICS` means.
+    curve : ``spt_plan`` at the default axes, one row per ``plan_slack`` (as ``points``).
+    """
+
+    scenario: str
+    start_rule: str
+    names: tuple[str, ...]
+    points: pl.DataFrame
+    outcomes: pl.DataFrame
+    curve: pl.DataFrame
+
+
+def _outcome() -> pl.Expr:
+    faster, cheaper = pl.col("jct_ratio") < 1.0, pl.col("cost_ratio") < 1.0
+    return (pl.when(faster & cheaper).then(pl.lit(OUTCOMES[0]))
+            .when(faster).then(pl.lit(OUTCOMES[1]))
+            .when(cheaper).then(pl.lit(OUTCOMES[2]))
+            .otherwise(pl.lit(OUTCOMES[3])).alias("outcome"))
+
+
+def _at_defaults(names: list[str]) -> pl.Expr:
+    expr = pl.lit(True)
+    for key, value in DEFAULT_AXES.items():
+        if key in names:
+            expr = expr & (pl.col(key).cast(pl.Float64) == float(value))
+    return expr
+
+
+def _default_slack(names: list[str]) -> pl.Expr:
+    if "plan_slack" not in names:
+        return pl.lit(True)
+    return pl.col("plan_slack").is_null() | (pl.col("plan_slack") == AXIS_DEFAULTS["plan_slack"])
+
+
+def evaluate_ours(lf: pl.LazyFrame, scenario: str = "random", start_rule: str = DEFAULT_RULE,
+                  *, n_resamples: int = 2000, seed: int = 0) -> OursResult | None:
+    """Role ``ours`` against BACE-Pipe on ``scenario`` (see the module docstring); None when no
+    scheduler of role ``ours`` has a paired result there."""
+    names = lf.collect_schema().names()
+    where = world_filter(names) & model_filter(names, start_rule)
+    if "scenario" in names:
+        where = where & (pl.col("scenario") == scenario)
+    lf = lf.filter(where)
+    present = lf.select(pl.col("scheduler").unique()).collect()["scheduler"].to_list()
+    ours = of_role(present, "ours")
+    if not ours or BASELINE not in present:
+        return None
+    lf = lf.filter(pl.col("scheduler").is_in([BASELINE, *ours]))
+    summary = summarize(lf, n_resamples=n_resamples, seed=seed)
+    ratios = paired_ratios(lf).filter(pl.col("jct_ratio").is_not_null()
+                                      & pl.col("cost_ratio").is_not_null()).collect()
+    if ratios.filter(pl.col("scheduler").is_in(ours)).is_empty():
+        return None
+    point = point_columns(summary.columns)
+    shares = (ratios.filter(pl.col("scheduler").is_in(ours)).with_columns(_outcome())
+              .group_by(*point, "scheduler")
+              .agg(*((pl.col("outcome") == o).mean().alias(o) for o in OUTCOMES)))
+    table = (summary.filter(pl.col("scheduler").is_in(ours) & (pl.col("n_pairs") > 0))
+             .join(shares, on=[*point, "scheduler"], how="left", nulls_equal=True))
+    main = axis_order(table.filter(_default_slack(table.columns)))
+    curve = table.filter((pl.col("scheduler") == "spt_plan") & _at_defaults(table.columns))
+    if "plan_slack" in curve.columns:
+        curve = curve.sort("plan_slack")
+    return OursResult(scenario, start_rule, tuple(ours), main, _outcomes(ratios, ours, point),
+                      curve)
+
+
+def _outcomes(ratios: pl.DataFrame, ours: list[str], point: list[str]) -> pl.DataFrame:
+    """Per (scheduler, outcome) at the default axes and slack: counts, medians and BACE-Pipe's
+    own metrics on those topologies (one point per scheduler: the one with the most pairs)."""
+    at = ratios.filter(_at_defaults(ratios.columns) & _default_slack(ratios.columns))
+    keys = [*point, "topology"]
+    base = at.filter(pl.col("scheduler") == BASELINE).select(
+        *keys, *(pl.col(m).alias(f"base_{m}") for m, _ in TOPOLOGY_METRICS))
+    mine = at.filter(pl.col("scheduler").is_in(ours))
+    if mine.is_empty():
+        return pl.DataFrame()
+    best = (mine.group_by("scheduler", *point).len().sort("len", *point, descending=[True]
+                                                          + [False] * len(point))
+            .unique("scheduler", keep="first").drop("len"))
+    mine = mine.join(best, on=["scheduler", *point], how="semi", nulls_equal=True)
+    mine = mine.join(base, on=keys, how="left", nulls_equal=True).with_columns(_outcome())
+    out = mine.group_by("scheduler", "outcome").agg(
+        pl.len().alias("topologies"),
+        pl.col("jct_ratio").median().alias("jct_ratio_median"),
+        pl.col("cost_ratio").median().alias("cost_ratio_median"),
+        *(pl.col(f"base_{m}").mean().alias(f"base_{m}") for m, _ in TOPOLOGY_METRICS))
+    out = out.with_columns(
+        (pl.col("topologies") / pl.col("topologies").sum().over("scheduler")).alias("share"))
+    order = [(n, o) for n in ours for o in OUTCOMES]
+    return (out.with_columns(pl.struct("scheduler", "outcome").map_elements(
+        lambda s: order.index((s["scheduler"], s["outcome"])), return_dtype=pl.Int64)
+        .alias("_r")).sort("_r").drop("_r"))
+
+
+def axis_order(frame: pl.DataFrame) -> pl.DataFrame:
+    """``frame`` sorted as the paper's figures read: the default point, then along bandwidth,
+    GPUs, jobs, then any other point; within one axis by value, then scheduler order."""
+    def key(row: dict) -> tuple:
+        off = [i for i, k in enumerate(_AXES) if k in row and row[k] != DEFAULT_AXES[k]]
+        axis = off[0] + 1 if len(off) == 1 else (0 if not off else len(_AXES) + 1)
+        value = float(row[_AXES[off[0]]]) if len(off) == 1 else 0.0
+        return (axis, value)
+
+    if frame.is_empty():
+        return frame
+    keys = [key(r) for r in frame.iter_rows(named=True)]
+    idx = sorted(range(len(keys)), key=lambda i: (keys[i], i))
+    return frame[idx]
+
+
+# --------------------------------------------------------------------------- markdown
+
+
+def _ci(row: dict, q: str, kind: str) -> str:
+    pre = f"{q}_ratio_gmean" if kind == "gmean" else f"{q}_ratio_mean"
+    ci = f"{q}_ratio_gmean_ci" if kind == "gmean" else f"{q}_ratio_ci"
+    if row.get(pre) is None:
+        return "—"
+    return f"{row[pre]:.3f} [{row[f'{ci}_low']:.3f}, {row[f'{ci}_high']:.3f}]"
+
+
+def _pct(x: float | None) -> str:
+    return "—" if x is None else f"{100 * x:.0f} %"
+
+
+def _point_label(row: dict, cols: list[str]) -> str:
+    shown = non_default({k: row[k] for k in cols if k in _AXES or k == "plan_slack"})
+    return ", ".join(f"{k}={v}" for k, v in shown.items()) or "default"
+
+
+def _row(cells) -> str:
+    return "| " + " | ".join(cells) + " |"
+
+
+def _below_one(row: dict, q: str) -> bool:
+    high = row.get(f"{q}_ratio_ci_high")
+    return high is not None and high < 1.0
+
+
+def where_they_lose(result: OursResult) -> list[str]:
+    """One computed sentence per scheduler: at how many points its mean-ratio CI lies below 1
+    on both metrics, and the points (with the ratio) where it does not."""
+    out = []
+    cols = point_columns(result.points.columns)
+    for name in result.names:
+        rows = list(result.points.filter(pl.col("scheduler") == name).iter_rows(named=True))
+        good = [r for r in rows if _below_one(r, "jct") and _below_one(r, "cost")]
+        bad = []
+        for r in rows:
+            lost = [f"{label} {_ci(r, q, 'mean')}" for q, label in (("jct", "avg JCT"),
+                                                                     ("cost", "cost"))
+                    if not _below_one(r, q)]
+            if lost:
+                bad.append(f"{_point_label(r, cols)} ({'; '.join(lost)})")
+        text = (f"`{name}`: mean-ratio CI below 1 on both avg JCT and cost at {len(good)} of "
+                f"{len(rows)} points")
+        out.append(text + (f"; not at: {', '.join(bad)}." if bad else "."))
+    return out
+
+
+def ours_markdown(result: OursResult | None) -> list[str]:
+    """The role-``ours`` section of ``reproduction.md``."""
+    md = ["## Our schedulers (SPEC §14, role `ours`) against BACE-Pipe", ""]
+    if result is None:
+        return md + ["Not run: no scheduler of role `ours` beside `bace_pipe` in the results "
+                     f"(run `{STUDY_COMMAND}`).", ""]
+    md += [f"Scenario `{result.scenario}`, start rule `{result.start_rule}` (ours ignore it; "
+           f"BACE-Pipe follows it). Paired per-topology ratios value / value of `{BASELINE}` on "
+           "the same topology: geometric mean (headline) and arithmetic mean, each with its "
+           "95 % percentile-bootstrap CI; per topology, *wins both* = faster and cheaper at "
+           f"once. Sweep: `{STUDY_COMMAND}`.", ""]
+    cols = point_columns(result.points.columns)
+    header = ["point", "scheduler", "n", "avg JCT gmean [CI]", "avg JCT mean [CI]",
+              "cost gmean [CI]", "cost mean [CI]", *OUTCOMES]
+    md += [_row(header), _row(["---", "---", *(["---:"] * (len(header) - 2))])]
+    for r in result.points.iter_rows(named=True):
+        md.append(_row([_point_label(r, cols), f"`{r['scheduler']}`", str(r["n_pairs"]),
+                        _ci(r, "jct", "gmean"), _ci(r, "jct", "mean"), _ci(r, "cost", "gmean"),
+                        _ci(r, "cost", "mean"), *(_pct(r.get(o)) for o in OUTCOMES)]))
+    md += ["", "### Where they lose", ""]
+    md += [f"- {s}" for s in where_they_lose(result)]
+    if not result.outcomes.is_empty():
+        md += ["", "Per topology at the default point: how often each outcome occurs, the median "
+               f"ratios there, and `{BASELINE}`'s own schedule on those topologies (its means), "
+               "which tells the topologies apart:", ""]
+        head = ["scheduler", "outcome", "topologies", "share", "JCT ratio median",
+                "cost ratio median", *(f"{BASELINE} {label}" for _, label in TOPOLOGY_METRICS)]
+        md += [_row(head), _row(["---", "---", *(["---:"] * (len(head) - 2))])]
+        for r in result.outcomes.iter_rows(named=True):
+            md.append(_row([f"`{r['scheduler']}`", r["outcome"], str(r["topologies"]),
+                            _pct(r["share"]), f"{r['jct_ratio_median']:.3f}",
+                            f"{r['cost_ratio_median']:.3f}",
+                            *(f"{r[f'base_{m}']:.3g}" if r[f"base_{m}"] is not None else "—"
+                              for m, _ in TOPOLOGY_METRICS)]))
+    md += ["", "### The slack ε of `spt_plan` (`plan_slack`) at the default point", ""]
+    if result.curve.height < 2:
+        md += [f"Not run: fewer than 2 values of plan_slack (run `{STUDY_COMMAND}`).", ""]
+        return md
+    md += [_row(["plan_slack", "n", "avg JCT gmean [CI]", "cost gmean [CI]", "wins both"]),
+           _row(["---:"] * 5)]
+    for r in result.curve.iter_rows(named=True):
+        md.append(_row([f"{r.get('plan_slack', AXIS_DEFAULTS['plan_slack'])}", str(r["n_pairs"]),
+                        _ci(r, "jct", "gmean"), _ci(r, "cost", "gmean"),
+                        _pct(r.get(OUTCOMES[0]))]))
+    return md + [""]

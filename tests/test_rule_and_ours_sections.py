@@ -1,0 +1,267 @@
+"""The start-rule and role-``ours`` sections of ``python -m bacepipe.reproduce``
+(``bacepipe.analysis.start_rules``, ``.mechanism``, ``.ours``) on hand-made runs and jobs
+datasets laid out as the sweep writes them, whose answers are known by construction; every
+number checked is recomputed here from the rows written."""
+
+from __future__ import annotations
+
+import numpy as np
+import polars as pl
+import pytest
+
+import bacepipe.reproduce as reproduce
+from bacepipe.analysis import bootstrap_ci, scan_runs
+from bacepipe.analysis.claims import MATCH, NOT_RUN, OPPOSITE, SAME, evaluate_claims
+from bacepipe.analysis.mechanism import (
+    FIGURE,
+    default_slack_points,
+    mechanism_rows,
+    mechanism_table,
+    scan_jobs,
+)
+from bacepipe.analysis.ours import OUTCOMES, evaluate_ours, ours_markdown, where_they_lose
+from bacepipe.analysis.start_rules import (
+    DECIDES,
+    SAME_UNDER_BOTH,
+    UNDECIDED,
+    compare_rules,
+    start_rules_markdown,
+)
+
+BASE = np.array([2.0, 4.0, 8.0, 16.0, 32.0])
+BASELINES = ("lcf", "ldf", "cr_lcf", "cr_ldf")
+LEVELS = ("scenario", "bandwidth_scale", "gpu_scale", "num_jobs", "arrivals", "latency",
+          "memory_model", "price_profile", "start_rule", "gpu_mix")
+
+
+def leaf(root, table: str, *, scenario="random", rule="greedy", point="p0", **axes):
+    values = {"scenario": scenario, "bandwidth_scale": 1.0, "gpu_scale": 1.0, "num_jobs": 8,
+              "arrivals": "default", "latency": "default", "memory_model": "default",
+              "price_profile": "default", "start_rule": rule, "gpu_mix": "none", **axes}
+    path = root / table
+    for key in LEVELS:
+        path = path / f"{key}={values[key]}"
+    path = path / f"point={point}"
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+def write_runs(root, jct: dict, cost: dict | None = None, *, slack=0.2, base=BASE, **where):
+    """A runs/ leaf: ``jct[s]`` (a factor or one per topology) × ``base`` is s's avg JCT,
+    ``cost`` likewise × 10 (default: the JCT factors); bace_pipe is 1."""
+    factors, costs = {"bace_pipe": 1.0, **jct}, {"bace_pipe": 1.0, **(cost or jct)}
+    rows = []
+    for name, f in factors.items():
+        fj = np.broadcast_to(np.asarray(f, float), base.shape)
+        fc = np.broadcast_to(np.asarray(costs.get(name, 1.0), float), base.shape)
+        for t, b in enumerate(base):
+            rows.append({"seed": 0, "topology": t, "scheduler": name, "avg_jct_h": b * fj[t],
+                         "total_cost": 10 * b * fc[t], "mean_wait_h": float(t),
+                         "mean_gpus": 4.0, "gpu_utilization": 0.5, "multi_region_share": 0.0,
+                         "plan_slack": slack})
+    pl.DataFrame(rows).write_parquet(leaf(root, "runs", **where) / "chunk-0-5-all.parquet")
+
+
+def write_jobs(root, shares: dict, waits: dict, *, topologies=2, **where):
+    """A jobs/ leaf: per scheduler, every topology has one job per entry of ``shares[s]``
+    (GPUs ÷ K*, K* = 10) waiting ``waits[s]`` h."""
+    rows = []
+    for name, share in shares.items():
+        for t in range(topologies):
+            for j, (s, w) in enumerate(zip(share, waits[name], strict=True)):
+                rows.append({"seed": 0, "topology": t, "scheduler": name, "job": j,
+                             "k_star": 10, "gpus": int(round(10 * s)), "wait_h": w,
+                             "jct_h": 5.0 + w, "cost": 1.0})
+    pl.DataFrame(rows).write_parquet(leaf(root, "jobs", **where) / "chunk-0-5-all.parquet")
+
+
+# --------------------------------------------------------------------------- start rules
+
+
+def by_key(comparisons):
+    return {(c.claim.key, c.scenario): c for c in comparisons}
+
+
+def test_each_claim_under_both_rules_and_whether_the_rule_decides_it(tmp_path):
+    write_runs(tmp_path, {b: 0.9 for b in BASELINES}, {b: 1.2 for b in BASELINES})
+    write_runs(tmp_path, {b: 1.3 for b in BASELINES}, {b: 0.8 for b in BASELINES},
+               rule="wait_if_faster", point="p1")
+    res = by_key(compare_rules(scan_runs([tmp_path]), scenarios=["random"], n_resamples=200))
+    jct = res["fig4_jct", "random"]
+    assert [r.verdict for r in jct.results] == [OPPOSITE, MATCH]
+    assert jct.outcome == DECIDES
+    assert jct.sentence() == ("The start rule decides it: *opposite* under greedy, *matches "
+                              "within CI* under wait_if_faster (ours 0.900 → 1.300).")
+    cost = res["fig4_cost", "random"]
+    assert [r.verdict for r in cost.results] == [MATCH, OPPOSITE]
+    # The same verdict under both: the paradox (cr_ldf / ldf = 1) is not decided by the rule.
+    paradox = res["paradox_cr_ldf", "random"]
+    assert paradox.outcome == SAME_UNDER_BOTH
+    assert paradox.sentence().startswith("The start rule does not decide it: *opposite* under "
+                                         "greedy and wait_if_faster")
+    # A point run under neither rule decides nothing, and says which sweep fills it.
+    gpu = res["gpu05_jct", "random"]
+    assert gpu.outcome == UNDECIDED and [r.verdict for r in gpu.results] == [NOT_RUN] * 2
+    assert "+preset/study=start_rules" in gpu.sentence()
+
+
+def test_the_numbers_are_the_bootstrap_of_each_rules_own_rows(tmp_path):
+    rng = np.random.default_rng(3)
+    greedy, wif = 1 + rng.random(5), 0.5 + rng.random(5)
+    write_runs(tmp_path, {"ldf": greedy})
+    write_runs(tmp_path, {"ldf": wif}, rule="wait_if_faster", point="p1")
+    lf = scan_runs([tmp_path])
+    (cmp,) = [x for x in compare_rules(lf, scenarios=["random"], n_resamples=300)
+              if x.claim.key == "fig4_jct"]
+    for rule_result, factors in zip(cmp.results, (greedy, wif), strict=True):
+        (ldf,) = [e for e in rule_result.estimates if e.scheduler == "ldf"]
+        assert ldf.mean == pytest.approx(factors.mean())
+        assert (ldf.low, ldf.high) == pytest.approx(bootstrap_ci(factors, 300, 0))
+        assert ldf.n == 5
+
+
+def test_claims_read_greedy_only_and_old_rows_count_as_greedy(tmp_path):
+    write_runs(tmp_path, {b: 1.3 for b in BASELINES})
+    write_runs(tmp_path, {b: 0.5 for b in BASELINES}, base=np.arange(1.0, 9.0),
+               rule="wait_if_faster", point="p1")  # more topologies: would win a tie-break
+    (r,) = [x for x in evaluate_claims(scan_runs([tmp_path]), scenarios=["random"],
+                                       n_resamples=100) if x.claim.key == "fig4_jct"]
+    assert r.verdict == MATCH and all(e.n == 5 for e in r.estimates)
+    old = tmp_path / "old" / "runs" / "scenario=random" / "bandwidth_scale=1.0" / \
+        "gpu_scale=1.0" / "num_jobs=8"
+    old.mkdir(parents=True)
+    pl.DataFrame({"seed": [0] * 4, "topology": [0, 1] * 2,
+                  "scheduler": ["bace_pipe"] * 2 + ["ldf"] * 2,
+                  "avg_jct_h": [1.0, 2.0, 1.2, 2.4], "total_cost": [1.0] * 4}).write_parquet(
+        old / "c.parquet")
+    res = by_key(compare_rules(scan_runs([tmp_path / "old"]), scenarios=["random"],
+                               n_resamples=100))
+    greedy, wif = res["fig4_jct", "random"].results
+    assert greedy.estimates[0].mean == pytest.approx(1.2) and wif.verdict == NOT_RUN
+
+
+def test_side_by_side_markdown(tmp_path):
+    write_runs(tmp_path, {b: 0.9 for b in BASELINES})
+    write_runs(tmp_path, {b: 1.1 for b in BASELINES}, rule="wait_if_faster", point="p1")
+    md = "\n".join(start_rules_markdown(compare_rules(scan_runs([tmp_path]),
+                                                      scenarios=["random"], n_resamples=100)))
+    # fig4_jct and fig4_cost flip; the paradox (ratio 1) is opposite under both; the rest are
+    # not run.
+    assert "| decided by the start rule | 2 |" in md and "| same verdict under both | 2 |" in md
+    row = next(line for line in md.splitlines()
+               if line.startswith("| baselines: avg JCT 27.9–64.7 % longer"))
+    assert "lcf 0.900 [0.900, 0.900]" in row and "lcf 1.100 [1.100, 1.100]" in row
+    assert f"**{OPPOSITE}**" in row and f"**{SAME}**" in row and "| 5 / 5 |" in row
+    assert row.endswith("The start rule decides it: *opposite* under greedy, *same direction* "
+                        "under wait_if_faster (ours 0.900 → 1.100). |")
+
+
+# --------------------------------------------------------------------------- mechanism
+
+
+def test_mechanism_table_from_per_job_rows(tmp_path):
+    write_runs(tmp_path, {"ldf": 1.0})
+    write_runs(tmp_path, {"ldf": 1.0}, rule="wait_if_faster", point="p1")
+    write_jobs(tmp_path, {"bace_pipe": [1.0, 0.4], "ldf": [0.5, 0.5]},
+               {"bace_pipe": [0.0, 2.0], "ldf": [1.0, 3.0]})
+    write_jobs(tmp_path, {"bace_pipe": [1.0, 1.0], "ldf": [1.0, 0.3]},
+               {"bace_pipe": [0.0, 8.0], "ldf": [4.0, 4.0]}, rule="wait_if_faster", point="p1")
+    # A point at another slack and another with fewer topologies are never read.
+    write_jobs(tmp_path, {"bace_pipe": [0.1, 0.1]}, {"bace_pipe": [99.0, 99.0]}, point="p9",
+               topologies=1)
+    lf = scan_runs([tmp_path])
+    rows = mechanism_rows(scan_jobs([tmp_path]), "random", default_slack_points(lf))
+    table = {(r["scheduler"], r["start_rule"]): r
+             for r in mechanism_table(rows).iter_rows(named=True)}
+    g = table["bace_pipe", "greedy"]
+    assert (g["jobs"], g["topologies"]) == (4, 2)
+    assert g["gpu_share_mean"] == pytest.approx(0.7) and g["below_half"] == 0.5
+    assert g["at_kstar"] == 0.5 and g["wait_h_mean"] == pytest.approx(1.0)
+    w = table["ldf", "wait_if_faster"]
+    assert w["gpu_share_mean"] == pytest.approx(0.65) and w["wait_h_median"] == 4.0
+    assert mechanism_rows(scan_jobs([tmp_path]), "paper").is_empty()
+
+
+# --------------------------------------------------------------------------- ours
+
+
+def test_ours_ratios_win_rates_and_where_they_lose(tmp_path):
+    # Topologies 0-2: spt_plan faster and cheaper; 3: faster only; 4: neither.
+    jct = {"spt_plan": [0.8, 0.8, 0.8, 0.9, 1.2], "spt_wait": 0.7, "lcf": 1.3}
+    cost = {"spt_plan": [0.9, 0.9, 0.9, 1.1, 1.1], "spt_wait": 1.1, "lcf": 0.8}
+    write_runs(tmp_path, jct, cost)
+    write_runs(tmp_path, {"spt_plan": 0.6, "spt_wait": 0.6}, {"spt_plan": 0.9, "spt_wait": 0.9},
+               point="p2", num_jobs=24)
+    write_runs(tmp_path, {"spt_plan": 0.95}, {"spt_plan": 1.05}, slack=0.1, point="p3")
+    write_runs(tmp_path, {"spt_plan": 1.4}, {"spt_plan": 0.8}, slack=0.5, point="p4")
+    res = evaluate_ours(scan_runs([tmp_path]), n_resamples=200)
+    assert res.names == ("spt_wait", "spt_plan")
+    rows = {(r["num_jobs"], r["scheduler"]): r for r in res.points.iter_rows(named=True)}
+    assert len(rows) == 4  # the slack points are the curve's, not the table's
+    plan = rows[8, "spt_plan"]
+    assert plan["jct_ratio_mean"] == pytest.approx(np.mean(jct["spt_plan"]))
+    assert (plan["jct_ratio_ci_low"], plan["jct_ratio_ci_high"]) == pytest.approx(
+        bootstrap_ci(np.array(jct["spt_plan"]), 200, 0))
+    assert [plan[o] for o in OUTCOMES] == pytest.approx([0.6, 0.2, 0.0, 0.2])
+    assert rows[8, "spt_wait"]["faster only"] == 1.0
+    assert rows[24, "spt_plan"]["wins both"] == 1.0
+    lines = where_they_lose(res)
+    assert lines[0].startswith("`spt_wait`: mean-ratio CI below 1 on both avg JCT and cost at "
+                               "1 of 2 points; not at: default (cost 1.100 [1.100, 1.100]).")
+    assert lines[1].startswith("`spt_plan`: mean-ratio CI below 1 on both avg JCT and cost at "
+                               "1 of 2 points; not at: default (")
+    out = {(r["scheduler"], r["outcome"]): r for r in res.outcomes.iter_rows(named=True)}
+    assert out["spt_plan", "wins both"]["topologies"] == 3
+    assert out["spt_plan", "wins both"]["base_mean_wait_h"] == pytest.approx(1.0)  # t = 0, 1, 2
+    assert out["spt_plan", "neither"]["base_mean_wait_h"] == pytest.approx(4.0)
+    assert res.curve["plan_slack"].to_list() == [0.1, 0.2, 0.5]
+    md = "\n".join(ours_markdown(res))
+    assert "| 0.1 | 5 | 0.950 [0.950, 0.950] | 1.050 [1.050, 1.050] | 0 % |" in md
+    assert "| num_jobs=24 | `spt_plan` | 5 |" in md
+
+
+def test_no_ours_is_said_in_one_line(tmp_path):
+    write_runs(tmp_path, {"lcf": 1.3})
+    assert evaluate_ours(scan_runs([tmp_path])) is None
+    assert "+preset/study=ours" in ours_markdown(None)[2]
+
+
+# --------------------------------------------------------------------------- reproduce
+
+
+def test_reproduce_writes_both_sections_and_the_mechanism_figure(tmp_path, monkeypatch):
+    # The motivation runs the simulator; it has its own test (tests/test_claims.py).
+    monkeypatch.setattr(reproduce, "motivation", lambda: [])
+    monkeypatch.setattr(reproduce, "motivation_facts", lambda: [])
+    monkeypatch.setattr(reproduce, "MOTIVATION", ())
+    results, out = tmp_path / "res", tmp_path / "docs"
+    write_runs(results, {b: 0.9 for b in BASELINES} | {"spt_plan": 0.8}, {"spt_plan": 0.9})
+    # More topologies under wait_if_faster: claims and worlds must still read greedy alone.
+    write_runs(results, {b: 1.3 for b in BASELINES}, rule="wait_if_faster", point="p1",
+               base=np.arange(1.0, 9.0))
+    write_jobs(results, {"bace_pipe": [1.0, 0.4]}, {"bace_pipe": [0.0, 2.0]})
+    write_jobs(results, {"bace_pipe": [1.0, 1.0]}, {"bace_pipe": [0.0, 5.0]},
+               rule="wait_if_faster", point="p1")
+    assert reproduce.main(["--results", str(results), "--out", str(out)]) == 0
+    doc = (out / "reproduction.md").read_text()
+    claims, rest = doc.split("## The start rule (SPEC §13)", 1)
+    assert "| baselines: avg JCT 27.9–64.7 % longer | 1.279–1.647 | random | lcf 0.900" in claims
+    rules, rest = rest.split("## Beyond the paper", 1)
+    assert "The start rule decides it: *opposite* under greedy, *matches within CI* under " \
+           "wait_if_faster (ours 0.900 → 1.300)." in rules
+    assert f"](figures/random/{FIGURE})" in rules
+    assert (out / "figures" / "random" / FIGURE).is_file()
+    assert "| `bace_pipe` | wait_if_faster | 4 | 2 | 1.000 |" in rules
+    worlds, rest = rest.split("## Our schedulers", 1)
+    assert "| 5 | lcf 0.900 [0.900, 0.900]" in worlds  # the worlds read greedy rows only
+    assert "| default | `spt_plan` | 5 | 0.800 [0.800, 0.800] |" in rest
+
+
+def test_run_presets_takes_studies(tmp_path, monkeypatch):
+    calls = []
+    monkeypatch.setattr(reproduce.subprocess, "call",
+                        lambda cmd, cwd: calls.append(cmd) or 0)
+    reproduce.run_presets(tmp_path, 3, ["all", "study/start_rules", "study/ours"])
+    assert [c[4] for c in calls] == ["+preset=all", "+preset/study=start_rules",
+                                     "+preset/study=ours"]
+    assert reproduce.main(["--presets", " , ", "--results", str(tmp_path)]) == 2
