@@ -38,7 +38,8 @@ def grid(study: str) -> list[dict]:
         s = validate(task)
         out.append({"scenario": s.scenario, "start_rule": s.start_rule,
                     "axes": (s.bandwidth_scale, s.gpu_scale, s.num_jobs),
-                    "plan_slack": s.plan_slack, "schedulers": tuple(s.schedulers)})
+                    "plan_slack": s.plan_slack, "schedulers": tuple(s.schedulers),
+                    "save_jobs": s.save_jobs})
     return out
 
 
@@ -55,6 +56,8 @@ def test_start_rules_is_every_figure_point_under_both_rules():
                                          FIGURE_POINTS))
     assert all(p["schedulers"] == PAPER_SCHEDULERS for p in points)
     assert {p["plan_slack"] for p in points} == {0.2}
+    # Per-job rows (the mechanism figure) at the default point only.
+    assert {p["axes"] for p in points if p["save_jobs"]} == {(1.0, 1.0, 8)}
 
 
 def test_ours_is_figures_4_to_7_on_random_plus_the_slack_curve():
