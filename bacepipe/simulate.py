@@ -13,6 +13,7 @@ import sys
 
 from bacepipe.cli import OneLineParser, run_cli
 from bacepipe.model.generate import generate_batch
+from bacepipe.model.hardware import GPU_MIXES
 from bacepipe.model.scenario import START_RULES
 from bacepipe.policies import SCHEDULERS, check_schedulers, load_plugins
 from bacepipe.sim.run import run_scenario
@@ -34,6 +35,8 @@ def _parser() -> OneLineParser:
                    help="SPEC §13 start rule (default: the scenario's, else greedy)")
     p.add_argument("--plan-slack", type=float, default=None,
                    help="spt_plan's slack ε >= 0 (SPEC §14; default: the scenario's, else 0.2)")
+    p.add_argument("--gpu-mix", choices=GPU_MIXES, default="none",
+                   help="cloud: draw each region's GPU type (SPEC §16; random and aws10)")
     p.add_argument("--plugin", action="append", default=[], dest="plugins", metavar="FILE",
                    help="a Python file or module registering parts and schedulers (repeatable)")
     return p
@@ -68,7 +71,7 @@ def main(argv=None) -> int:
         scenario = generate_batch(
             args.scenario, args.seed, [args.topology], bandwidth_scale=args.bandwidth_scale,
             gpu_scale=args.gpu_scale, num_jobs=args.num_jobs, num_regions=args.num_regions,
-            start_rule=args.start_rule, plan_slack=args.plan_slack,
+            start_rule=args.start_rule, plan_slack=args.plan_slack, gpu_mix=args.gpu_mix,
         ).scenario(0)
         result = run_scenario(scenario, args.scheduler)
         print(json.dumps(result) if args.json else format_table(result))

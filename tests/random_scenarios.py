@@ -15,9 +15,10 @@ PRICES = (0.08, 0.12, 0.156, 0.191, 0.191, 0.222, 0.23, 0.251, 0.288, 0.35)
 
 
 def random_scenario(rng: np.random.Generator, *, max_regions: int = 10, max_jobs: int = 30,
-                    extensions: bool = False) -> dict:
+                    extensions: bool = False, gpu_types: bool = False) -> dict:
     """A valid scenario dict (SPEC §9 shape) drawn from ``rng``; with ``extensions``, each switch
-    of SPEC §12 (latency, GPU memory, time-of-use prices) is on with probability 1/2."""
+    of SPEC §12 (latency, GPU memory, time-of-use prices) is on with probability 1/2; with
+    ``gpu_types``, a mixed fleet (SPEC §16): catalog types, overridden and custom ones."""
     n = int(rng.integers(1, max_regions + 1))
     gpus = rng.choice([0, 1, 2, 3, 5, 8, 16, 32, 64, 128], size=n)
     if gpus.sum() == 0:
@@ -58,9 +59,30 @@ def random_scenario(rng: np.random.Generator, *, max_regions: int = 10, max_jobs
                      "dataset_samples": int(rng.choice([5_000, 52_002, 200_000, 1_810_000])),
                      "epochs": float(rng.choice([1, 1, 2, 0.5])), "arrival_h": arrival})
     scenario["jobs"] = jobs
+    if gpu_types:
+        _mixed_fleet(rng, scenario)
     if extensions:
         _switch_extensions(rng, scenario)
     return scenario
+
+
+def _mixed_fleet(rng: np.random.Generator, scenario: dict) -> None:
+    """Each region names a GPU type (a few keep the hardware's own); sometimes a catalog type is
+    overridden or a custom one is added, and some types tie on speed."""
+    names = ["A6000", "V100", "A100", "L40S", "H100"]
+    types = {}
+    if rng.random() < 0.5:
+        types["A100"] = {"power_kw": float(rng.choice([0.25, 0.4, 0.5]))}
+    if rng.random() < 0.5:
+        types["X1"] = {"tflops": float(rng.choice([312.0, 500.0, 80.0])),
+                       "mem_gb": float(rng.choice([24.0, 80.0, 192.0])),
+                       "power_kw": float(rng.uniform(0.2, 1.0))}
+        names.append("X1")
+    if types:
+        scenario["gpu_types"] = types
+    for region in scenario["regions"]:
+        if rng.random() < 0.85:
+            region["gpu_type"] = str(rng.choice(names))
 
 
 def _switch_extensions(rng: np.random.Generator, scenario: dict) -> None:

@@ -78,6 +78,22 @@ def test_start_rules_and_slack_match(block, extensions):
                                  f"seed {seed}, {scheduler}, wait_if_faster")
 
 
+@pytest.mark.parametrize("extensions", [False, True], ids=["paper-world", "extensions"])
+@pytest.mark.parametrize("block", range(3))
+def test_mixed_fleets_match(block, extensions):
+    """SPEC §16: random mixed fleets (custom and overridden types, with the memory model and
+    time-of-use prices on some), every scheduler, either start rule: 3 blocks × 40 scenarios."""
+    for seed in range(block * 40, (block + 1) * 40):
+        rng = np.random.default_rng([seed, extensions, 16])
+        data = random_scenario(rng, extensions=extensions, max_jobs=16, gpu_types=True)
+        data["start_rule"] = str(rng.choice(["greedy", "wait_if_faster"]))
+        scenario = parse_scenario(data)
+        for scheduler in SCHEDULER_PARTS:
+            assert_same_schedule(_run(bacepipe.run_scenario, scenario, scheduler),
+                                 _run(simulate_reference, scenario, scheduler),
+                                 f"seed {seed}, {scheduler}, mixed fleet")
+
+
 @pytest.mark.parametrize("name", ["paper", "motivation"])
 def test_builtin_scenarios_match(name):
     for rule in ("greedy", "wait_if_faster"):

@@ -92,10 +92,10 @@ def batch_inputs(batch: ScenarioBatch) -> BatchInputs:
     c = np.ascontiguousarray
     return BatchInputs(
         batch.hardware.as_array(), batch.memory_on, batch.time_of_use, float(batch.plan_slack),
-        c(batch.gpus), c(batch.price), c(batch.links_gbps), c(batch.latency_ms) / 1000.0,
-        c(batch.price_profile), c(batch.utc_offset_h), c(batch.params_b), c(batch.layers),
-        c(batch.hidden), c(batch.batch_size), c(batch.dataset_samples), c(batch.epochs),
-        c(batch.arrival_h))
+        batch.hetero, c(batch.gpus), c(batch.price), c(batch.links_gbps),
+        c(batch.latency_ms) / 1000.0, c(batch.price_profile), c(batch.utc_offset_h),
+        c(batch.params_b), c(batch.layers), c(batch.hidden), c(batch.batch_size),
+        c(batch.dataset_samples), c(batch.epochs), c(batch.arrival_h), *batch.gpu_arrays())
 
 
 def simulate_batch(batch: ScenarioBatch, schedulers) -> BatchResult:

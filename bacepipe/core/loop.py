@@ -18,14 +18,13 @@ from bacepipe.core.model import (
     C_ACT_BITS,
     C_ARRIVAL_S,
     HW_INTRA_GBPS,
+    HW_MFU,
     HW_POWER_KW,
     N_CONST,
-    hop_feasible,
+    gpu_speed,
     job_constants,
-    price_at,
-    t_comp,
 )
-from bacepipe.core.projection import execution_s, placement_cost
+from bacepipe.core.projection import execution_s, placement_cost, stage_time_s, unit_prices
 from bacepipe.core.structs import (
     DONE,
     FUTURE,
@@ -48,15 +47,18 @@ class BatchInputs(NamedTuple):
     hardware : float64[9]  (:data:`bacepipe.model.hardware.HARDWARE_FIELDS` order)
     memory_on, time_of_use : bool   SPEC §12 switches.
     plan_slack : float     SPEC §14's ε.
+    hetero : bool          some region names a GPU type (SPEC §16).
     gpus : int64[T, R]; price, utc_offset_h : float64[T, R]; profile : float64[T, R, 24]
     links, latency_s : float64[T, R, R]   Gbit/s, one-way s.
     params_b, epochs, arrival_h : float64[T, J]; layers, hidden, batch_size, samples : int64[T, J]
+    gpu_tflops, gpu_mem_gb, gpu_power_kw : float64[T, R]   each region's GPU type (SPEC §16).
     """
 
     hardware: np.ndarray
     memory_on: bool
     time_of_use: bool
     plan_slack: float
+    hetero: bool
     gpus: np.ndarray
     price: np.ndarray
     links: np.ndarray
@@ -70,6 +72,9 @@ class BatchInputs(NamedTuple):
     samples: np.ndarray
     epochs: np.ndarray
     arrival_h: np.ndarray
+    gpu_tflops: np.ndarray
+    gpu_mem_gb: np.ndarray
+    gpu_power_kw: np.ndarray
 
 
 class BatchOutputs(NamedTuple):
@@ -140,7 +145,7 @@ def _next_candidate(jobs, state, tried, keys):
 @kernel
 def _valid(run, job, cluster, decision, plen, g, seen):
     """Whether a part's decision keeps SPEC §4: distinct regions, 1..free GPUs each adding up to
-    g, every hop feasible for g (Alg. 1 line 13)."""
+    g, every hop wide enough for the bandwidth the placement reserves (Alg. 1 line 13)."""
     n_regions = cluster.free.shape[0]
     if plen < 1 or plen > n_regions:
         return False
@@ -155,11 +160,15 @@ def _valid(run, job, cluster, decision, plen, g, seen):
         if n < 1 or n > cluster.free[r]:
             return False
         placed += n
-        if p > 0 and not hop_feasible(
-                job, min(cluster.resid[decision.path[p - 1], r],
-                         cluster.resid[r, decision.path[p - 1]]), g):
+    if placed != g:
+        return False
+    tc = stage_time_s(run, job, decision.path, plen, decision.alloc)
+    for p in range(1, plen):
+        v, u = decision.path[p - 1], decision.path[p]
+        bandwidth = min(cluster.resid[v, u], cluster.resid[u, v])
+        if not (bandwidth > 0.0 and job[C_ACT_BITS] / (bandwidth * 1e9) <= tc):
             return False
-    return placed == g
+    return True
 
 
 @kernel
@@ -176,7 +185,8 @@ def _start(run, cluster, j, t, decision, plen, g, sequence, start_s, cost):
     start_s[j] = t
     run.end_s[j] = t + execution
     run.start_seq[j] = sequence
-    run.reserved[j] = job[C_ACT_BITS] / t_comp(job, g) / 1e9
+    tc = stage_time_s(run, job, run.path[j], plen, run.alloc[j])
+    run.reserved[j] = job[C_ACT_BITS] / tc / 1e9
     for p in range(plen - 1):
         v, u = run.path[j, p], run.path[j, p + 1]
         cluster.resid[v, u] -= run.reserved[j]
@@ -218,7 +228,7 @@ def simulate_one(run, gpus, static_order, order, rule, place, allocate, out):
     start_s, cost, metrics = out
     jobs = run.jobs
     n_jobs, n_regions = jobs.shape[0], gpus.shape[0]
-    cluster = Cluster(gpus.copy(), run.links.copy(), np.empty(n_regions))
+    cluster = Cluster(gpus.copy(), run.links.copy(), np.empty(n_regions), run.speed)
     work = make_work(n_regions, n_jobs)
     decision = Decision(np.empty(n_regions, dtype=np.int64), np.zeros(n_regions, dtype=np.int64))
     tried = np.zeros(n_jobs, dtype=np.bool_)
@@ -244,7 +254,7 @@ def simulate_one(run, gpus, static_order, order, rule, place, allocate, out):
         for j in range(n_jobs):  # 2. arrivals join the queue
             if run.state[j] == FUTURE and jobs[j, C_ARRIVAL_S] <= t:
                 run.state[j] = PENDING
-        price_at(run.price, run.profile, run.utc_offset_h, run.time_of_use, t, cluster.price)
+        unit_prices(run, t, cluster.price)
         while True:  # 3. scan in order; restart after every start, stop when none starts
             if cluster.free.sum() == 0:  # no policy can place anything
                 break
@@ -284,6 +294,18 @@ def simulate_one(run, gpus, static_order, order, rule, place, allocate, out):
 
 
 @kernel
+def reference_type(gpus, tflops, mem_gb):
+    """(TFLOP/s, memory GB) of the fastest type on a region with GPUs; the largest memory among
+    equally fast ones (SPEC §16)."""
+    best = -1
+    for r in range(gpus.shape[0]):
+        if gpus[r] > 0 and (best < 0 or tflops[r] > tflops[best]
+                            or (tflops[r] == tflops[best] and mem_gb[r] > mem_gb[best])):
+            best = r
+    return np.array([tflops[best], mem_gb[best]])
+
+
+@kernel
 def _metrics(run, gpus, start_s, cost, metrics):
     """SPEC §10 run metrics, in :data:`METRICS` order."""
     jobs = run.jobs
@@ -292,12 +314,17 @@ def _metrics(run, gpus, start_s, cost, metrics):
         0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0
     for j in range(n_jobs):
         n = 0
+        power = 0.0
         for p in range(run.plen[j]):
             n += run.alloc[j, run.path[j, p]]
+            power += run.alloc[j, run.path[j, p]] * run.gpu_power_kw[run.path[j, p]]
         execution = run.end_s[j] - start_s[j]
         jct += (run.end_s[j] - jobs[j, C_ARRIVAL_S]) / 3600.0
         cost_sum += cost[j]
-        energy += execution / 3600.0 * n * run.power_kw
+        if run.hetero:  # Σ_r n_r · power_r (SPEC §16)
+            energy += execution / 3600.0 * power
+        else:
+            energy += execution / 3600.0 * n * run.power_kw
         makespan = max(makespan, run.end_s[j])
         wait += (start_s[j] - jobs[j, C_ARRIVAL_S]) / 3600.0
         gpus_used += n
@@ -321,7 +348,12 @@ def _simulate_batch(inputs, outputs, codes, orderings, start_rules, placements, 
     status, bad_job, lower_bound = outputs.status, outputs.bad_job, outputs.lower_bound_h
     for t in prange(inputs.gpus.shape[0]):
         const = outputs.const[t]
-        bad = job_constants(hw, inputs.params_b[t], inputs.layers[t], inputs.hidden[t],
+        speed = np.empty(inputs.gpus.shape[1])
+        for r in range(speed.shape[0]):
+            speed[r] = gpu_speed(inputs.gpu_tflops[t, r], hw[HW_MFU])
+        bad = job_constants(hw, reference_type(inputs.gpus[t], inputs.gpu_tflops[t],
+                                               inputs.gpu_mem_gb[t]),
+                            inputs.params_b[t], inputs.layers[t], inputs.hidden[t],
                             inputs.batch_size[t], inputs.samples[t], inputs.epochs[t],
                             inputs.arrival_h[t], inputs.gpus[t].sum(), inputs.memory_on, const)
         r_max = fastest_hop_gbps(inputs.links[t], hw[HW_INTRA_GBPS])
@@ -339,7 +371,8 @@ def _simulate_batch(inputs, outputs, codes, orderings, start_rules, placements, 
                       np.zeros((n_regions, n_regions), np.int64), inputs.links[t],
                       inputs.latency_s[t], inputs.price[t], inputs.profile[t],
                       inputs.utc_offset_h[t], inputs.time_of_use, hw[HW_POWER_KW],
-                      inputs.plan_slack, r_max)
+                      inputs.plan_slack, r_max, speed, inputs.gpu_power_kw[t],
+                      inputs.gpu_mem_gb[t], inputs.hetero, inputs.memory_on)
             c = codes[s]
             status[t, s], bad_job[t, s] = simulate_one(
                 run, inputs.gpus[t], c[CODE_STATIC] != 0, orderings[c[CODE_ORDERING]],

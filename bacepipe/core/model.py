@@ -14,10 +14,12 @@ from bacepipe.core.jit import kernel
 HW_SEQ_LEN, HW_MBS, HW_BYTES, HW_TFLOPS, HW_MFU, HW_OVERHEAD_MS, HW_INTRA_GBPS, HW_POWER_KW, \
     HW_MEM_GB = range(9)
 
-# Columns of the per-job constants array (float64[J, N_CONST]).
+# Columns of the per-job constants array (float64[J, N_CONST]). C_WORK is W_j on one GPU of the
+# reference (fastest) type, C_FLOP the work of one micro-batch's forward pass and C_MEM_BYTES the
+# memory the model's training state needs, 16 · params (SPEC §12, §16).
 C_MICRO, C_ITERS, C_WORK, C_ACT_BITS, C_INTRA_S, C_OVERHEAD_S, C_KSTAR, C_MIN_GPUS, C_BSTAR, \
-    C_E1, C_LAYERS, C_ARRIVAL_S = range(12)
-N_CONST = 12
+    C_E1, C_LAYERS, C_ARRIVAL_S, C_FLOP, C_MEM_BYTES = range(14)
+N_CONST = 14
 
 
 @kernel
@@ -27,9 +29,18 @@ def t_comp(const, g):
 
 
 @kernel
-def hop_feasible(const, bandwidth_gbps, g):
-    """Alg. 1 line 13 in SPEC §10a's form: a / (bandwidth·1e9) <= t_comp(g), bandwidth > 0."""
-    return bandwidth_gbps > 0.0 and const[C_ACT_BITS] / (bandwidth_gbps * 1e9) <= t_comp(const, g)
+def gpu_speed(tflops, mfu):
+    """s = tflops·1e12·mfu, FLOP/s of one GPU (SPEC §16), in the order W_j divides by."""
+    return tflops * 1e12 * mfu
+
+
+@kernel
+def hop_feasible(const, bandwidth_gbps, g, work_s):
+    """Alg. 1 line 13 in SPEC §10a's form: a / (bandwidth·1e9) <= work_s / g + overhead,
+    bandwidth > 0. ``work_s`` is W on one GPU of the fastest type on the tentative path
+    (SPEC §16; ``const[C_WORK]`` when every region has one type)."""
+    return bandwidth_gbps > 0.0 and \
+        const[C_ACT_BITS] / (bandwidth_gbps * 1e9) <= work_s / g + const[C_OVERHEAD_S]
 
 
 @kernel
@@ -45,8 +56,9 @@ def single_region_iter_time(const, k):
 
 
 @kernel
-def placement_iter_time(const, path, plen, alloc, links, latency_s):
-    """Eq. 1 of a placement: hops in path order (a region's inner hops, then the hop onwards).
+def placement_iter_time(const, path, plen, alloc, links, latency_s, tc):
+    """Eq. 1 of a placement whose stages take ``tc`` s (t_comp(L), or SPEC §16's t_comp(p)): hops
+    in path order (a region's inner hops, then the hop onwards).
 
     An inter-region hop u→v moves a / min(B[u,v], B[v,u]) (nominal) plus its latency (SPEC §12);
     Δ takes the transfer part only.
@@ -69,25 +81,26 @@ def placement_iter_time(const, path, plen, alloc, links, latency_s):
             comm += latency_s[r, u] + transfer
             if transfer > slowest:
                 slowest = transfer
-    tc = t_comp(const, total)
     return 2.0 * (comm + total * tc + (const[C_MICRO] - 1.0) * max(tc, slowest))
 
 
 @kernel
-def job_constants(hw, params_b, layers, hidden, batch_size, samples, epochs, arrival_h,
+def job_constants(hw, ref, params_b, layers, hidden, batch_size, samples, epochs, arrival_h,
                   total_gpus, memory_on, out):
     """Fill ``out`` (float64[J, N_CONST]) with every per-job constant of SPEC §2 (and §12 memory).
 
-    Returns the index of the first job whose minimum GPU count exceeds min(layers, total GPUs), or
-    −1. K* is the argmin of single-region Eq. 1 over k in m..min(layers, total GPUs), the smaller k
-    on ties; m = 1 unless the memory model is on.
+    ``ref`` is (TFLOP/s, memory GB) of the reference GPU type (SPEC §16: the fastest present; the
+    hardware's own values without types). Returns the index of the first job whose minimum GPU
+    count exceeds min(layers, total GPUs), or −1. K* is the argmin of single-region Eq. 1 over k
+    in m..min(layers, total GPUs), the smaller k on ties; m = 1 unless the memory model is on.
     """
     for j in range(params_b.shape[0]):
         c = out[j]
         c[C_MICRO] = batch_size[j] // hw[HW_MBS]
         c[C_ITERS] = math.ceil(samples[j] * epochs[j] / batch_size[j])
-        c[C_WORK] = (2.0 * params_b[j] * 1e9 * hw[HW_MBS] * hw[HW_SEQ_LEN]
-                     / (hw[HW_TFLOPS] * 1e12 * hw[HW_MFU]))
+        c[C_FLOP] = 2.0 * params_b[j] * 1e9 * hw[HW_MBS] * hw[HW_SEQ_LEN]
+        c[C_WORK] = c[C_FLOP] / gpu_speed(ref[0], hw[HW_MFU])
+        c[C_MEM_BYTES] = 16.0 * params_b[j] * 1e9
         c[C_ACT_BITS] = 8.0 * (hw[HW_MBS] * hw[HW_SEQ_LEN] * hidden[j] * hw[HW_BYTES])
         c[C_INTRA_S] = c[C_ACT_BITS] / (hw[HW_INTRA_GBPS] * 1e9)
         c[C_OVERHEAD_S] = hw[HW_OVERHEAD_MS] / 1000.0
@@ -96,7 +109,7 @@ def job_constants(hw, params_b, layers, hidden, batch_size, samples, epochs, arr
         kmax = min(layers[j], total_gpus)
         kmin = 1
         if memory_on:
-            kmin = math.ceil(16.0 * params_b[j] * 1e9 / (0.9 * hw[HW_MEM_GB] * 1e9))
+            kmin = math.ceil(16.0 * params_b[j] * 1e9 / (0.9 * ref[1] * 1e9))
             if kmin > kmax:
                 return j
         c[C_MIN_GPUS] = kmin

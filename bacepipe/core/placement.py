@@ -8,10 +8,19 @@ invisible; ties go to the lower region index. The plain-Python twins are in
 import numpy as np
 
 from bacepipe.core.jit import kernel
-from bacepipe.core.model import hop_feasible
+from bacepipe.core.model import C_FLOP, hop_feasible
 
-# Alg. 1 line 20: a relative difference below this counts as a tie (SPEC §1).
+# Alg. 1 line 20: a relative difference below this counts as a tie (SPEC §1); SPEC §16 compares
+# compute with the same tolerance.
 PRICE_TIE_RTOL = 1e-12
+
+
+@kernel
+def compute_order(a, b):
+    """1 if compute ``a`` is more than ``b``, −1 if less, 0 if equal within PRICE_TIE_RTOL."""
+    if abs(a - b) <= PRICE_TIE_RTOL * max(a, b):
+        return 0
+    return 1 if a > b else -1
 
 
 @kernel
@@ -33,10 +42,11 @@ def average_price(path, plen, alloc, price_now, g):
 
 
 @kernel
-def grow_path(const, kstar, start, free, resid, path, in_path):
+def grow_path(const, kstar, start, cluster, path, in_path):
     """Alg. 1 lines 7–17 from one start, aiming at ``kstar`` GPUs: append the visible unvisited
     region on the widest hop from the tail while the bottleneck stays feasible for the GPUs
-    gathered. Returns (plen, g)."""
+    gathered (with W on the fastest GPU of the tentative path, SPEC §16). Returns (plen, g)."""
+    free, resid, speed = cluster.free, cluster.resid, cluster.speed
     n = free.shape[0]
     in_path[:] = False
     path[0] = start
@@ -44,6 +54,7 @@ def grow_path(const, kstar, start, free, resid, path, in_path):
     plen = 1
     g = min(free[start], kstar)
     bottleneck = np.inf
+    fastest = speed[start]
     while plen < n and g < kstar:
         tail = path[plen - 1]
         best, best_bw = -1, -np.inf
@@ -56,12 +67,13 @@ def grow_path(const, kstar, start, free, resid, path, in_path):
             break
         tentative = min(bottleneck, best_bw)
         g_next = min(g + free[best], kstar)
-        if not hop_feasible(const, tentative, g_next):
+        fastest_next = max(fastest, speed[best])
+        if not hop_feasible(const, tentative, g_next, const[C_FLOP] / fastest_next):
             break
         path[plen] = best
         in_path[best] = True
         plen += 1
-        bottleneck, g = tentative, g_next
+        bottleneck, g, fastest = tentative, g_next, fastest_next
     return plen, g
 
 
@@ -76,11 +88,18 @@ def cheapest_visible(free, price_now, min_free):
 
 
 @kernel
-def largest_visible(free, price_now):
-    """Index of the region with the most free GPUs (ties: cheaper, then lower index); −1 if none."""
+def largest_visible(cluster):
+    """Index of the region with the most free compute G_r·s_r — the most free GPUs without GPU
+    types (SPEC §7, §16; ties within PRICE_TIE_RTOL: cheaper, then lower index); −1 if none."""
+    free, speed, price = cluster.free, cluster.speed, cluster.price
     best = -1
     for r in range(free.shape[0]):
-        if free[r] > 0 and (best < 0 or free[r] > free[best]
-                            or (free[r] == free[best] and price_now[r] < price_now[best])):
+        if free[r] == 0:
+            continue
+        if best < 0:
+            best = r
+            continue
+        order = compute_order(free[r] * speed[r], free[best] * speed[best])
+        if order > 0 or (order == 0 and price[r] < price[best]):
             best = r
     return best

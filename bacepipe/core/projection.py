@@ -9,41 +9,104 @@ at τ_k. Pending jobs are ignored and nothing is reserved. The twin is
 """
 
 from bacepipe.core.jit import kernel
-from bacepipe.core.model import C_ITERS, C_MIN_GPUS, placement_iter_time, price_at, tou_energy_price
+from bacepipe.core.model import (
+    C_FLOP,
+    C_ITERS,
+    C_MEM_BYTES,
+    C_MIN_GPUS,
+    C_OVERHEAD_S,
+    placement_iter_time,
+    price_at,
+    t_comp,
+    tou_energy_price,
+)
 from bacepipe.core.structs import RUNNING, Cluster
+
+
+@kernel
+def stage_time_s(run, job, path, plen, alloc):
+    """Per-stage compute of a placement, s: t_comp(L) = W_j / L + overhead (SPEC §2), or with GPU
+    types the balanced t_comp(p) = flop / Σ n_r·s_r + overhead (SPEC §16)."""
+    if not run.hetero:
+        total = 0
+        for p in range(plen):
+            total += alloc[path[p]]
+        return t_comp(job, total)
+    compute = 0.0
+    for p in range(plen):
+        compute += alloc[path[p]] * run.speed[path[p]]
+    return job[C_FLOP] / compute + job[C_OVERHEAD_S]
 
 
 @kernel
 def execution_s(run, job, path, plen, alloc):
     """E_j of a placement (Eq. 2, SPEC §12 latency included), s."""
-    return job[C_ITERS] * placement_iter_time(job, path, plen, alloc, run.links, run.latency_s)
+    tc = stage_time_s(run, job, path, plen, alloc)
+    return job[C_ITERS] * placement_iter_time(job, path, plen, alloc, run.links, run.latency_s,
+                                              tc)
 
 
 @kernel
 def placement_cost(run, path, plen, alloc, start_s, exec_s):
     """C_j of a placement started at ``start_s`` (Eq. 4; SPEC §12 time-of-use integrates the
-    price over the execution), $. Sums run in path order."""
+    price over the execution; SPEC §16 prices each region's power), $. Sums run in path order."""
     if run.time_of_use:
         energy_price = 0.0
         for p in range(plen):
             r = path[p]
-            energy_price += alloc[r] * tou_energy_price(
-                run.price[r], run.profile[r], run.utc_offset_h[r], start_s, start_s + exec_s)
-        return run.power_kw * energy_price
+            integral = tou_energy_price(run.price[r], run.profile[r], run.utc_offset_h[r],
+                                        start_s, start_s + exec_s)
+            if run.hetero:
+                energy_price += alloc[r] * run.gpu_power_kw[r] * integral
+            else:
+                energy_price += alloc[r] * integral
+        return energy_price if run.hetero else run.power_kw * energy_price
     weighted_price = 0.0
     for p in range(plen):
-        weighted_price += alloc[path[p]] * run.price[path[p]]
+        r = path[p]
+        if run.hetero:
+            weighted_price += alloc[r] * run.price[r] * run.gpu_power_kw[r]
+        else:
+            weighted_price += alloc[r] * run.price[r]
+    if run.hetero:
+        return exec_s / 3600.0 * weighted_price
     return exec_s / 3600.0 * weighted_price * run.power_kw
 
 
 @kernel
-def offer(place, job, k, cluster, work, allocate, out):
-    """The placement policy's offer aiming at k GPUs; (0, 0) when it is nothing or below the
-    memory minimum (SPEC §12: such a placement counts as nothing)."""
+def holds_model(run, job, path, plen, alloc, g):
+    """The memory rule (SPEC §12 adam_mixed): g >= m_j, or with GPU types every region of the path
+    holds its share, Σ_q n_q·(s_q / s_r) >= 16·params / (0.9·mem_r) (SPEC §16)."""
+    if not run.memory_on or not run.hetero:
+        return g >= job[C_MIN_GPUS]
+    for p in range(plen):
+        r = path[p]
+        share = 0.0
+        for q in range(plen):
+            share += alloc[path[q]] * (run.speed[path[q]] / run.speed[r])
+        if share < job[C_MEM_BYTES] / (0.9 * run.gpu_mem_gb[r] * 1e9):
+            return False
+    return True
+
+
+@kernel
+def offer(place, run, job, k, cluster, work, allocate, out):
+    """The placement policy's offer aiming at k GPUs; (0, 0) when it is nothing or fails the
+    memory rule (SPEC §12, §16: such a placement counts as nothing)."""
     plen, g = place(job, k, cluster, work, allocate, out)
-    if g == 0 or g < job[C_MIN_GPUS]:
+    if g == 0 or not holds_model(run, job, out.path, plen, out.alloc, g):
         return 0, 0
     return plen, g
+
+
+@kernel
+def unit_prices(run, t_s, out):
+    """What price-based choices compare at time t: P_r(t) (SPEC §12), or with GPU types
+    π_r = (P_r(t) · power_r) / s_r (SPEC §16)."""
+    price_at(run.price, run.profile, run.utc_offset_h, run.time_of_use, t_s, out)
+    if run.hetero:
+        for r in range(out.shape[0]):
+            out[r] = (out[r] * run.gpu_power_kw[r]) / run.speed[r]
 
 
 @kernel
@@ -71,7 +134,7 @@ def begin_projection(run, cluster, work):
     work.resid[:, :] = cluster.resid
     work.users[:, :] = run.users
     work.price[:] = cluster.price
-    return Cluster(work.free, work.resid, work.price)
+    return Cluster(work.free, work.resid, work.price, cluster.speed)
 
 
 @kernel
@@ -93,5 +156,5 @@ def advance_projection(run, work, n_running, i):
                 work.resid[a, b] = run.links[a, b] if work.users[a, b] == 0 \
                     else work.resid[a, b] + run.reserved[j]
         i += 1
-    price_at(run.price, run.profile, run.utc_offset_h, run.time_of_use, tau, work.price)
+    unit_prices(run, tau, work.price)
     return i, tau

@@ -14,12 +14,16 @@ class Cluster(NamedTuple):
 
     free : int64[R]        free GPUs per region.
     resid : float64[R, R]  residual bandwidth u→v, Gbit/s.
-    price : float64[R]     $/kWh at the decision time (SPEC §12 time-of-use).
+    price : float64[R]     what price-based choices compare, at the decision time (SPEC §12
+                           time-of-use): $/kWh, or with GPU types the price per unit of work
+                           π_r = P_r · power_r / s_r (SPEC §16).
+    speed : float64[R]     s_r, FLOP/s of one GPU of the region's type (equal without types).
     """
 
     free: np.ndarray
     resid: np.ndarray
     price: np.ndarray
+    speed: np.ndarray
 
 
 class Decision(NamedTuple):
@@ -74,6 +78,8 @@ class Run(NamedTuple):
     price, utc_offset_h : float64[R]; profile : float64[R, 24]   prices (SPEC §12).
     time_of_use : bool; power_kw : float; plan_slack : float (SPEC §14's ε).
     fastest_hop_gbps : float     r_max of SPEC §15 (what bounds any placement's execution).
+    speed, gpu_power_kw, gpu_mem_gb : float64[R]   the regions' GPU types (SPEC §16).
+    hetero : bool                some region names a GPU type; memory_on : bool (SPEC §12).
     """
 
     jobs: np.ndarray
@@ -94,6 +100,11 @@ class Run(NamedTuple):
     power_kw: float
     plan_slack: float
     fastest_hop_gbps: float
+    speed: np.ndarray
+    gpu_power_kw: np.ndarray
+    gpu_mem_gb: np.ndarray
+    hetero: bool
+    memory_on: bool
 
 
 #: Job states of :attr:`Run.state`.
@@ -106,7 +117,7 @@ OPT_TAU, OPT_JCT, OPT_COST, OPT_GPUS, OPT_Q = range(5)
 
 def make_cluster(n_regions: int) -> Cluster:
     return Cluster(np.zeros(n_regions, np.int64), np.zeros((n_regions, n_regions)),
-                   np.zeros(n_regions))
+                   np.zeros(n_regions), np.ones(n_regions))
 
 
 def make_decision(n_regions: int) -> Decision:

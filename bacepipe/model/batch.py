@@ -13,7 +13,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from bacepipe.model.hardware import Hardware
+from bacepipe.model.hardware import Hardware, default_gpu_type
 from bacepipe.model.scenario import DEFAULT_PLAN_SLACK, Job, Region, Scenario
 
 
@@ -34,6 +34,8 @@ class ScenarioBatch(NamedTuple):
     dataset : int64[T, J]         index into ``DATASETS`` (-1: given by a scenario file).
     hardware : Hardware
     latency_on, time_of_use, memory_on : bool   extension switches (SPEC §12).
+    gpu_type : int64[T, R]        index into ``gpu_types`` (−1: the hardware's values, SPEC §16).
+    gpu_types : tuple[(name, GpuType), ...]  the GPU types regions may name.
     start_rule : str              SPEC §13's rule for schedulers that do not fix their own.
     plan_slack : float            SPEC §14's ε.
     bandwidth_gbps : float64[T, R] per-region B_r when known (NaN otherwise); kept for replay.
@@ -64,12 +66,27 @@ class ScenarioBatch(NamedTuple):
     latency_on: bool
     time_of_use: bool
     memory_on: bool
+    gpu_type: np.ndarray = None
+    gpu_types: tuple = ()
     start_rule: str = "greedy"
     plan_slack: float = DEFAULT_PLAN_SLACK
 
     @property
     def size(self) -> int:
         return self.gpus.shape[0]
+
+    @property
+    def hetero(self) -> bool:
+        """Some region of some topology names a GPU type (SPEC §16)."""
+        return bool((self.gpu_type >= 0).any())
+
+    def gpu_arrays(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(TFLOP/s, memory GB, power kW) of every region's GPU type, float64[T, R] each."""
+        own = default_gpu_type(self.hardware)
+        table = np.array([[t.tflops, t.mem_gb, t.power_kw] for _, t in self.gpu_types]
+                         + [[own.tflops, own.mem_gb, own.power_kw]], dtype=np.float64)
+        values = table[self.gpu_type]  # index −1 picks the hardware's own row
+        return values[..., 0].copy(), values[..., 1].copy(), values[..., 2].copy()
 
     def scenario(self, i: int) -> Scenario:
         """Topology ``i`` as a :class:`Scenario` (scaled values; parsing its dict changes
@@ -85,6 +102,8 @@ class ScenarioBatch(NamedTuple):
                 price_profile=(tuple(map(float, self.price_profile[i, r]))
                                if self.time_of_use else None),
                 utc_offset_h=float(self.utc_offset_h[i, r]),
+                gpu_type=self.gpu_types[self.gpu_type[i, r]][0] if self.gpu_type[i, r] >= 0
+                else None,
             ))
         jobs = tuple(
             Job(name=name, model=self.job_models[j], params_b=float(self.params_b[i, j]),
@@ -101,6 +120,7 @@ class ScenarioBatch(NamedTuple):
             latency_ms=as_tuple(self.latency_ms[i]) if self.latency_on else None,
             memory_model="adam_mixed" if self.memory_on else "none",
             start_rule=self.start_rule, plan_slack=self.plan_slack,
+            gpu_types=tuple(self.gpu_types[k] for k in sorted(set(self.gpu_type[i]) - {-1})),
         )
 
 
@@ -114,6 +134,7 @@ def batch_from_scenario(scenario: Scenario, copies: int = 1) -> ScenarioBatch:
 
     n = len(regions)
     profile = [r.price_profile or (1.0,) * 24 for r in regions]
+    names = [name for name, _ in scenario.gpu_types]
     return ScenarioBatch(
         gpus=rows([r.gpus for r in regions], np.int64),
         price=rows([r.price for r in regions], np.float64),
@@ -140,6 +161,9 @@ def batch_from_scenario(scenario: Scenario, copies: int = 1) -> ScenarioBatch:
         latency_on=scenario.latency_ms is not None,
         time_of_use=scenario.time_of_use,
         memory_on=scenario.memory_model != "none",
+        gpu_type=rows([-1 if r.gpu_type is None else names.index(r.gpu_type) for r in regions],
+                      np.int64),
+        gpu_types=scenario.gpu_types,
         start_rule=scenario.start_rule,
         plan_slack=scenario.plan_slack,
     )

@@ -21,7 +21,7 @@ import numpy as np
 
 from bacepipe.errors import InputError
 from bacepipe.model.batch import ScenarioBatch, batch_from_scenario
-from bacepipe.model.hardware import Hardware
+from bacepipe.model.hardware import CLOUD_GPU_MIX, GPU_CATALOG, GPU_MIXES, Hardware
 from bacepipe.model.scenario import (
     ARRIVALS,
     LATENCY_MODES,
@@ -48,8 +48,10 @@ AWS_TABLE = "aws_inter_region_delay_bandwidth.csv"
 
 # Streams of the counter-based generator: one per kind of draw, so adding draws of one kind never
 # shifts another.
-_STREAM_GPUS, _STREAM_BANDWIDTH, _STREAM_PRICE, _STREAM_DATASET, _STREAM_ARRIVAL, _STREAM_SITE = \
-    range(6)
+_STREAM_GPUS, _STREAM_BANDWIDTH, _STREAM_PRICE, _STREAM_DATASET, _STREAM_ARRIVAL, _STREAM_SITE, \
+    _STREAM_GPU_TYPE = range(7)
+#: Scenarios whose regions ``gpu_mix: cloud`` may type (SPEC §16).
+GPU_MIX_SCENARIOS = ("random", "aws10")
 
 _M64 = np.uint64(0xFFFFFFFFFFFFFFFF)
 
@@ -228,7 +230,7 @@ def generate_batch(scenario="random", seed: int = 0, topologies=(0,), *,
                    trace: str | None = None, latency: str | None = None,
                    memory_model: str | None = None,
                    price_profile: str | None = None, start_rule: str | None = None,
-                   plan_slack: float | None = None) -> ScenarioBatch:
+                   plan_slack: float | None = None, gpu_mix: str = "none") -> ScenarioBatch:
     """The topologies ``topologies`` of a sweep point, as one batch.
 
     Parameters
@@ -251,6 +253,8 @@ def generate_batch(scenario="random", seed: int = 0, topologies=(0,), *,
         the scenario's.
     start_rule : ``greedy`` | ``wait_if_faster`` (SPEC §13); None keeps the scenario's.
     plan_slack : ``spt_plan``'s slack ε >= 0 (SPEC §14); None keeps the scenario's.
+    gpu_mix : ``none`` | ``cloud``: each region's GPU type drawn uniformly from A6000, A100, L40S
+        and H100 after every other draw (SPEC §16; ``random`` and ``aws10`` only).
     """
     seed = int(_number(seed, "seed", minimum=0, integer=True, maximum=2**63 - 1))
     topologies = np.asarray(topologies, dtype=np.int64).reshape(-1)
@@ -267,6 +271,11 @@ def generate_batch(scenario="random", seed: int = 0, topologies=(0,), *,
                                 ("memory_model", memory_model, MEMORY_MODELS)):
         if value is not None and value not in allowed:
             raise InputError(key, f"must be one of {', '.join(allowed)}, got {value!r}")
+    if gpu_mix not in GPU_MIXES:
+        raise InputError("gpu_mix", f"must be one of {', '.join(GPU_MIXES)}, got {gpu_mix!r}")
+    if gpu_mix != "none" and scenario not in GPU_MIX_SCENARIOS:
+        raise InputError("gpu_mix", f"applies to {' and '.join(GPU_MIX_SCENARIOS)} only, not "
+                         f"{scenario if isinstance(scenario, str) else 'a scenario file'}")
     if not isinstance(scenario, (str, Path, dict, Scenario)):
         raise InputError("scenario", f"must be a dict, a YAML path or one of "
                          f"{', '.join(BUILTIN_SCENARIOS)}, got {type(scenario).__name__}")
@@ -291,6 +300,11 @@ def generate_batch(scenario="random", seed: int = 0, topologies=(0,), *,
         batch = _draw_datasets(batch, seed, topologies)
     if data.get("arrivals") == "poisson":
         batch = _draw_arrivals(batch, float(data["arrival_rate_per_h"]), seed, topologies)
+    if gpu_mix == "cloud":
+        n = batch.gpus.shape[1]
+        kind = _choice(uniforms(seed, topologies, _STREAM_GPU_TYPE, n), len(CLOUD_GPU_MIX))
+        batch = batch._replace(gpu_type=kind, gpu_types=tuple(
+            (name, GPU_CATALOG[name]) for name in CLOUD_GPU_MIX))
     return batch
 
 

@@ -43,3 +43,31 @@ class Hardware:
 #: Field names in the order of :meth:`Hardware.as_array` (the core indexes by position).
 HARDWARE_FIELDS = tuple(f.name for f in fields(Hardware))
 INTEGER_HARDWARE_FIELDS = ("seq_len", "micro_batch_size")
+
+
+@dataclass(frozen=True)
+class GpuType:
+    """A GPU type (SPEC §16): dense bf16 tensor TFLOP/s, memory in GB, board power in kW."""
+
+    tflops: float
+    mem_gb: float
+    power_kw: float
+
+
+#: SPEC §16's built-in catalog. A scenario may override fields or add types (``gpu_types``).
+GPU_CATALOG = {
+    "A6000": GpuType(154.8, 48.0, 0.30),
+    "V100": GpuType(125.0, 32.0, 0.30),
+    "A100": GpuType(312.0, 80.0, 0.40),
+    "L40S": GpuType(362.0, 48.0, 0.35),
+    "H100": GpuType(989.0, 80.0, 0.70),
+}
+#: The types ``gpu_mix: cloud`` draws a region's type from, uniformly (SPEC §16).
+CLOUD_GPU_MIX = ("A6000", "A100", "L40S", "H100")
+GPU_MIXES = ("none", "cloud")
+
+
+def default_gpu_type(hardware: Hardware) -> GpuType:
+    """The type of a region that names none: the scenario's hardware values (SPEC §16)."""
+    return GpuType(hardware.gpu_tflops, hardware.gpu_mem_gb, hardware.gpu_power_kw)
+

@@ -19,7 +19,14 @@ import numpy as np
 import yaml
 
 from bacepipe.errors import InputError
-from bacepipe.model.hardware import HARDWARE_FIELDS, INTEGER_HARDWARE_FIELDS, Hardware
+from bacepipe.model.hardware import (
+    GPU_CATALOG,
+    HARDWARE_FIELDS,
+    INTEGER_HARDWARE_FIELDS,
+    GpuType,
+    Hardware,
+    default_gpu_type,
+)
 
 MEMORY_MODELS = ("none", "adam_mixed")
 LATENCY_MODES = ("none", "geo")
@@ -35,9 +42,10 @@ START_RULES = ("greedy", "wait_if_faster")
 #: SPEC §14's default slack ε of ``spt_plan``.
 DEFAULT_PLAN_SLACK = 0.2
 _TOP_KEYS = ("hardware", "regions", "links_gbps", "latency_ms", "latency", "memory_model", "jobs",
-             "arrivals", "arrival_rate_per_h", "trace", "start_rule", "plan_slack")
+             "arrivals", "arrival_rate_per_h", "trace", "start_rule", "plan_slack", "gpu_types")
 _REGION_KEYS = ("name", "gpus", "price", "bandwidth_gbps", "lat", "lon", "price_profile",
-                "utc_offset_h")
+                "utc_offset_h", "gpu_type")
+_GPU_TYPE_KEYS = ("tflops", "mem_gb", "power_kw")
 _JOB_KEYS = ("name", "model", "params_b", "layers", "hidden", "batch_size", "dataset_samples",
              "epochs", "arrival_h")
 
@@ -47,7 +55,8 @@ class Region:
     """A cloud region. ``price`` in $/kWh, ``bandwidth_gbps`` in Gbit/s (None when links are given).
 
     ``price_profile`` (24 multipliers by local hour) switches on time-of-use prices (SPEC §12),
-    read on the region's clock (UTC + ``utc_offset_h``); None means a flat price.
+    read on the region's clock (UTC + ``utc_offset_h``); None means a flat price. ``gpu_type``
+    names the region's GPU type (SPEC §16); None: the scenario's hardware values.
     """
 
     name: str
@@ -58,6 +67,7 @@ class Region:
     lon: float | None = None
     price_profile: tuple[float, ...] | None = None
     utc_offset_h: float = 0.0
+    gpu_type: str | None = None
 
 
 @dataclass(frozen=True)
@@ -97,10 +107,22 @@ class Scenario:
     arrival_rate_per_h: float | None = None
     start_rule: str = "greedy"
     plan_slack: float = DEFAULT_PLAN_SLACK
+    gpu_types: tuple[tuple[str, GpuType], ...] = ()
 
     @property
     def time_of_use(self) -> bool:
         return any(r.price_profile is not None for r in self.regions)
+
+    @property
+    def hetero(self) -> bool:
+        """Some region names a GPU type (SPEC §16): prices per unit of work, balanced stages."""
+        return any(r.gpu_type is not None for r in self.regions)
+
+    def gpu_type_of(self, region: Region) -> GpuType:
+        """The GPU type of a region (the hardware's values when it names none)."""
+        if region.gpu_type is None:
+            return default_gpu_type(self.hardware)
+        return dict(self.gpu_types)[region.gpu_type]
 
     def to_dict(self) -> dict:
         """The scenario in the YAML shape of SPEC §9, with the scaled values: parsing it again gives
@@ -115,6 +137,8 @@ class Scenario:
                 d["price_profile"] = list(r.price_profile)
             if r.utc_offset_h:
                 d["utc_offset_h"] = r.utc_offset_h
+            if r.gpu_type is not None:
+                d["gpu_type"] = r.gpu_type
             regions.append(d)
         out = {
             "hardware": self.hardware.to_dict(),
@@ -139,6 +163,9 @@ class Scenario:
             out["start_rule"] = self.start_rule
         if self.plan_slack != DEFAULT_PLAN_SLACK:
             out["plan_slack"] = self.plan_slack
+        if self.gpu_types:
+            out["gpu_types"] = {name: {"tflops": t.tflops, "mem_gb": t.mem_gb,
+                                       "power_kw": t.power_kw} for name, t in self.gpu_types}
         return out
 
 
@@ -265,8 +292,12 @@ def _parse_region(data, name: str, gpu_scale: float) -> Region:
     if data.get("utc_offset_h") is not None:
         offset = _number(data["utc_offset_h"], f"{name}.utc_offset_h", minimum=-24.0,
                          maximum=24.0)
+    gpu_type = data.get("gpu_type")
+    if gpu_type is not None:
+        gpu_type = _text(gpu_type, f"{name}.gpu_type")
     return Region(
         name=_text(_required(data, "name", name), f"{name}.name"),
+        gpu_type=gpu_type,
         gpus=gpus,
         price=_number(_required(data, "price", name), f"{name}.price", minimum=0.0, strict=True),
         bandwidth_gbps=bandwidth,
@@ -274,6 +305,37 @@ def _parse_region(data, name: str, gpu_scale: float) -> Region:
         utc_offset_h=offset,
         **coords,
     )
+
+
+def _parse_gpu_types(data, regions: Sequence[Region]) -> tuple[tuple[str, GpuType], ...]:
+    """The types the regions name (SPEC §16): the catalog's, with the scenario's ``gpu_types``
+    overriding fields or adding types (a new name gives all three fields)."""
+    given = {} if data is None else data
+    if not isinstance(given, Mapping):
+        raise InputError("gpu_types", f"must be a mapping, got {type(given).__name__}")
+    types = dict(GPU_CATALOG)
+    for type_name, fields_ in given.items():
+        where = f"gpu_types.{type_name}"
+        _text(type_name, "gpu_types")
+        fields_ = _mapping(fields_, where, _GPU_TYPE_KEYS)
+        if type_name not in types:
+            for key in _GPU_TYPE_KEYS:
+                _required(fields_, key, where)
+        values = {key: _number(fields_[key], f"{where}.{key}", minimum=0.0, strict=True)
+                  for key in _GPU_TYPE_KEYS if fields_.get(key) is not None}
+        base = types.get(type_name)
+        types[type_name] = GpuType(**{key: values.get(key, getattr(base, key, None))
+                                      for key in _GPU_TYPE_KEYS})
+    used = []
+    for i, region in enumerate(regions):
+        if region.gpu_type is None:
+            continue
+        if region.gpu_type not in types:
+            raise InputError(f"regions[{i}].gpu_type", f"unknown GPU type {region.gpu_type!r} "
+                             f"(known: {', '.join(types)}; add it under gpu_types)")
+        if region.gpu_type not in used:
+            used.append(region.gpu_type)
+    return tuple((name, types[name]) for name in used)
 
 
 def _parse_job(data, name: str, hardware: Hardware) -> Job:
@@ -417,7 +479,8 @@ def parse_scenario(data, *, bandwidth_scale: float = 1.0, gpu_scale: float = 1.0
                          maximum=1e6)
     return Scenario(regions=regions, jobs=jobs, links_gbps=links, hardware=hardware,
                     latency_ms=latency, memory_model=memory_model, arrivals=arrivals,
-                    arrival_rate_per_h=rate, start_rule=start_rule, plan_slack=plan_slack)
+                    arrival_rate_per_h=rate, start_rule=start_rule, plan_slack=plan_slack,
+                    gpu_types=_parse_gpu_types(data.get("gpu_types"), regions))
 
 
 def read_trace(path: Path) -> list[dict]:

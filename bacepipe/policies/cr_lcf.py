@@ -1,15 +1,16 @@
 """CR-LCF placement (SPEC §7): visit regions with free GPUs in ascending price; the first becomes
 the path with g = min(G, K); each next region u is appended while g < K when the path's bottleneck
 with the hop tail→u is feasible for g' = min(g + G_u, K) (Alg. 1 line 13); an infeasible u is
-skipped."""
+skipped. With GPU types (SPEC §16) the order is by price per unit of work and a hop is judged
+with W on the fastest GPU of the tentative path."""
 
 import numpy as np
 
-from bacepipe.core.model import hop_feasible
+from bacepipe.core.model import C_FLOP, hop_feasible
 from bacepipe.core.placement import hop_bandwidth
 from bacepipe.policies.api import placement_kernel
 from bacepipe.sim.reference import hop_feasible as hop_feasible_twin
-from bacepipe.sim.reference import visible
+from bacepipe.sim.reference import path_work_s, visible
 
 
 @placement_kernel
@@ -31,16 +32,18 @@ def kernel(job, k, cluster, work, allocate, out):
     plen = 1
     g = min(free[by_price[0]], k)
     bottleneck = np.inf
+    fastest = cluster.speed[by_price[0]]
     for i in range(1, count):
         if g >= k:
             break
         u = by_price[i]
         tentative = min(bottleneck, hop_bandwidth(cluster.resid, path[plen - 1], u))
         g_next = min(g + free[u], k)
-        if hop_feasible(job, tentative, g_next):
+        fastest_next = max(fastest, cluster.speed[u])
+        if hop_feasible(job, tentative, g_next, job[C_FLOP] / fastest_next):
             path[plen] = u
             plen += 1
-            bottleneck, g = tentative, g_next
+            bottleneck, g, fastest = tentative, g_next, fastest_next
     allocate(path, plen, g, cluster, out.alloc)
     return plen, g
 
@@ -57,7 +60,7 @@ def twin(state, jm, k, prices, allocate):
             break
         tentative = min(bottleneck, state.hop_gbps(path[-1], u))
         g_next = min(g + state.free[u], k)
-        if hop_feasible_twin(jm, tentative, g_next):
+        if hop_feasible_twin(jm, tentative, g_next, path_work_s(state, jm, path + [u])):
             path.append(u)
             bottleneck, g = tentative, g_next
     return path, allocate(path, g, state.free, prices)

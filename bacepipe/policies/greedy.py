@@ -10,7 +10,7 @@ from bacepipe.sim.reference import offer as offer_twin
 @start_rule_kernel
 def kernel(j, t, run, cluster, work, place, allocate, out):
     job = run.jobs[j]
-    return offer(place, job, int(job[C_KSTAR]), cluster, work, allocate, out)
+    return offer(place, run, job, int(job[C_KSTAR]), cluster, work, allocate, out)
 
 
 def twin(j, t, sim, place, allocate):

@@ -8,7 +8,7 @@ from bacepipe.sim.reference import largest
 
 @placement_kernel
 def kernel(job, k, cluster, work, allocate, out):
-    r = largest_visible(cluster.free, cluster.price)
+    r = largest_visible(cluster)
     if r < 0:
         return 0, 0
     out.path[0] = r

@@ -1,16 +1,24 @@
 """BACE-Pipe's Pathfinder (SPEC §7, Alg. 1). Phase 1: among regions with G_r >= K the cheapest
 gets all K. Phase 2: from every start region with free GPUs (index order) grow a path as CR-LDF
 does, allocate it, and keep the path with the most GPUs, ties to an average price Σ n_r·P_r / g
-lower beyond a relative 1e-12 (the earlier candidate stays otherwise)."""
+lower beyond a relative 1e-12 (the earlier candidate stays otherwise). With GPU types (SPEC §16)
+prices are per unit of work and "most GPUs" is the most compute Σ n_r·s_r (equal within 1e-12:
+a tie)."""
 
 import numpy as np
 
-from bacepipe.core.placement import PRICE_TIE_RTOL, average_price, cheapest_visible, grow_path
+from bacepipe.core.placement import (
+    PRICE_TIE_RTOL,
+    average_price,
+    cheapest_visible,
+    compute_order,
+    grow_path,
+)
 from bacepipe.policies.api import placement_kernel
 from bacepipe.sim.reference import PRICE_TIE_RTOL as PRICE_TIE_RTOL_TWIN
 from bacepipe.sim.reference import average_price as average_price_twin
 from bacepipe.sim.reference import grow_path as grow_path_twin
-from bacepipe.sim.reference import visible
+from bacepipe.sim.reference import more_compute, visible
 
 
 @placement_kernel
@@ -21,18 +29,22 @@ def kernel(job, k, cluster, work, allocate, out):
         out.path[0] = r
         allocate(out.path, 1, k, cluster, out.alloc)
         return 1, k
-    best_plen, best_g, best_price = 0, 0, np.inf
+    best_plen, best_g, best_compute, best_price = 0, 0, 0.0, np.inf
     for start in range(free.shape[0]):
         if free[start] == 0:
             continue
-        plen, g = grow_path(job, k, start, free, cluster.resid, work.path, work.in_path)
+        plen, g = grow_path(job, k, start, cluster, work.path, work.in_path)
         allocate(work.path, plen, g, cluster, work.alloc)
         avg = average_price(work.path, plen, work.alloc, cluster.price, g)
-        if g > best_g or (g == best_g and avg < best_price - PRICE_TIE_RTOL * best_price):
+        compute = 0.0
+        for p in range(plen):
+            compute += work.alloc[work.path[p]] * cluster.speed[work.path[p]]
+        order = compute_order(compute, best_compute)
+        if order > 0 or (order == 0 and avg < best_price - PRICE_TIE_RTOL * best_price):
             for p in range(plen):
                 out.path[p] = work.path[p]
                 out.alloc[work.path[p]] = work.alloc[work.path[p]]
-            best_plen, best_g, best_price = plen, g, avg
+            best_plen, best_g, best_compute, best_price = plen, g, compute, avg
     return best_plen, best_g
 
 
@@ -41,11 +53,15 @@ def twin(state, jm, k, prices, allocate):
     if roomy:
         r = min(roomy, key=lambda r: (prices[r], r))
         return [r], allocate([r], k, state.free, prices)
-    best, g_best, c_best = None, 0, float("inf")
+    best, compute_best, c_best = None, 0.0, float("inf")
     for start in visible(state):
         path, g = grow_path_twin(state, jm, k, start)
         counts = allocate(path, g, state.free, prices)
         c = average_price_twin(path, counts, prices)
-        if g > g_best or (g == g_best and c < c_best - PRICE_TIE_RTOL_TWIN * c_best):
-            best, g_best, c_best = (path, counts), g, c
+        compute = 0.0
+        for r, n in zip(path, counts, strict=True):
+            compute += n * state.speed[r]
+        order = more_compute(compute, compute_best)
+        if order > 0 or (order == 0 and c < c_best - PRICE_TIE_RTOL_TWIN * c_best):
+            best, compute_best, c_best = (path, counts), compute, c
     return best

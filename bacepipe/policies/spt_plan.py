@@ -50,7 +50,7 @@ def _add_options(tau, run, job, cluster, work, place, allocate, trial, n_opt):
         if k == previous:
             continue
         previous = k
-        plen, g = offer(place, job, k, cluster, work, allocate, trial)
+        plen, g = offer(place, run, job, k, cluster, work, allocate, trial)
         if g == 0:
             continue
         exec_s = execution_s(run, job, trial.path, plen, trial.alloc)
@@ -120,7 +120,7 @@ def kernel(j, t, run, cluster, work, place, allocate, out):
     best = choose(work.options, n_opt, run.plan_slack)
     if work.options[best, OPT_TAU] != t:
         return 0, 0
-    return offer(place, job, int(work.options[best, OPT_Q]), cluster, work, allocate, out)
+    return offer(place, run, job, int(work.options[best, OPT_Q]), cluster, work, allocate, out)
 
 
 def twin(j, t, sim, place, allocate):

@@ -22,7 +22,7 @@ from bacepipe.sim.reference import projections
 def kernel(j, t, run, cluster, work, place, allocate, out):
     job = run.jobs[j]
     kstar = int(job[C_KSTAR])
-    plen, g = offer(place, job, kstar, cluster, work, allocate, out)
+    plen, g = offer(place, run, job, kstar, cluster, work, allocate, out)
     if g == 0 or g >= kstar:
         return plen, g
     n_running = running_by_end(run, work.order)
@@ -37,7 +37,7 @@ def kernel(j, t, run, cluster, work, place, allocate, out):
     i = 0
     while i < n_running and run.end_s[work.order[i]] + least_exec_s < finish_now:
         i, tau = advance_projection(run, work, n_running, i)
-        plen_k, g_k = offer(place, job, kstar, projected, work, allocate, trial)
+        plen_k, g_k = offer(place, run, job, kstar, projected, work, allocate, trial)
         if g_k > 0 and tau + execution_s(run, job, trial.path, plen_k, trial.alloc) < finish_now:
             return 0, 0
     return plen, g

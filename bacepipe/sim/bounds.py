@@ -18,7 +18,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from bacepipe.model.scenario import Scenario
-from bacepipe.sim.reference import job_model, single_region_time_s
+from bacepipe.sim.reference import job_model, reference_hardware, single_region_time_s
 
 
 def fastest_hop_gbps(scenario: Scenario) -> float:
@@ -38,7 +38,7 @@ def lower_bound_h(scenario: Scenario) -> float:
     r_max = fastest_hop_gbps(scenario)
     solo, areas = [], []
     for j, job in enumerate(scenario.jobs):
-        jm = job_model(job, scenario.hardware, total, scenario.memory_model, j)
+        jm = job_model(job, reference_hardware(scenario), total, scenario.memory_model, j)
         # every hop at r_max is a single region whose GPUs talk at r_max
         fast = replace(jm, intra_hop_s=jm.activation_bits / (r_max * 1e9))
         ks = range(jm.min_gpus, jm.k_star + 1)

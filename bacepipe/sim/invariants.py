@@ -24,10 +24,12 @@ from functools import lru_cache
 
 from bacepipe.model.scenario import Scenario
 from bacepipe.sim.reference import (
+    holds_model,
     iteration_time_s,
     job_cost,
     job_model,
-    min_bandwidth_bps,
+    reference_hardware,
+    reservation_gbps,
 )
 
 #: Relative tolerance of every float comparison (times, costs, bandwidth sums).
@@ -102,7 +104,8 @@ def check_schedule(scenario: Scenario, result: dict) -> list[str]:
             problems.append(f"{label}: {stages} GPUs > {job.layers} layers")
 
         try:
-            jm = _job_model(job, scenario.hardware, total_gpus, scenario.memory_model, i)
+            jm = _job_model(job, reference_hardware(scenario), total_gpus,
+                            scenario.memory_model, i)
         except ValueError as err:
             problems.append(f"{label}: {err}")
             continue
@@ -110,8 +113,8 @@ def check_schedule(scenario: Scenario, result: dict) -> list[str]:
             problems.append(f"{label}: k_star {row.get('k_star')} != K* {jm.k_star}")
         if stages > jm.k_star:
             problems.append(f"{label}: {stages} GPUs > K* {jm.k_star}")
-        if stages < jm.min_gpus:
-            problems.append(f"{label}: {stages} GPUs < memory minimum {jm.min_gpus}")
+        if not holds_model(scenario, jm, path, counts):
+            problems.append(f"{label}: {gpus} cannot hold the model (SPEC §12, §16)")
 
         exec_s = jm.iterations * iteration_time_s(jm, scenario, path, counts)
         # Times are float64 seconds from t = 0 (SPEC §1): after years of simulated time a job
@@ -123,7 +126,8 @@ def check_schedule(scenario: Scenario, result: dict) -> list[str]:
         expected = job_cost(scenario, path, counts, start_h * 3600, exec_s)
         if not _close(row.get("cost", math.nan), expected):
             problems.append(f"{label}: cost {row.get('cost')} != Eq. 4 {expected}")
-        placed.append((start_h, end_h, path, counts, min_bandwidth_bps(jm, stages) / 1e9, label))
+        placed.append((start_h, end_h, path, counts,
+                       reservation_gbps(jm, scenario, path, counts), label))
 
     problems += _check_capacity(scenario, placed)
     problems += _check_totals(scenario, result, rows)

@@ -24,7 +24,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
 from bacepipe.errors import InputError
-from bacepipe.model.hardware import Hardware
+from bacepipe.model.hardware import GpuType, Hardware
 from bacepipe.model.scenario import Job, Region, Scenario
 
 #: Relative tolerance of the average-price tie of Alg. 1 line 20 (SPEC §1).
@@ -47,7 +47,10 @@ class JobModel:
     ----------
     micro_batches : M_j = batch_size / micro_batch_size.
     iterations : I_j = ceil(dataset_samples · epochs / batch_size).
-    work_s : W_j, seconds of one micro-batch's forward pass on one GPU.
+    work_s : W_j, seconds of one micro-batch's forward pass on one GPU (of the reference type,
+        SPEC §16).
+    flop : the FLOP of that forward pass, 2 · params · micro_batch_size · seq_len.
+    mem_bytes : 16 · params, the training state the memory model places (SPEC §12).
     overhead_s : stage_overhead_ms / 1000, seconds per stage and micro-batch.
     activation_bits : a_j = 8 · A_j, bits sent over one hop per micro-batch.
     intra_hop_s : a_j / (intra_region_gbps · 1e9), one hop between GPUs of a region, seconds.
@@ -61,6 +64,8 @@ class JobModel:
     micro_batches: int
     iterations: int
     work_s: float
+    flop: float
+    mem_bytes: float
     overhead_s: float
     activation_bits: float
     intra_hop_s: float
@@ -81,22 +86,91 @@ def min_bandwidth_bps(jm: JobModel, k: int) -> float:
     return jm.activation_bits / t_comp(jm, k)
 
 
-def hop_feasible(jm: JobModel, bandwidth_gbps: float, gpus: int) -> bool:
-    """Alg. 1 line 13 in the form of SPEC §10a: bw > 0 and a_j / (bw · 1e9) ≤ t_comp(g)."""
-    return bandwidth_gbps > 0 and jm.activation_bits / (bandwidth_gbps * 1e9) <= t_comp(jm, gpus)
+def hop_feasible(jm: JobModel, bandwidth_gbps: float, gpus: int,
+                 work_s: float | None = None) -> bool:
+    """Alg. 1 line 13 in the form of SPEC §10a: bw > 0 and a_j / (bw · 1e9) ≤ W / g + overhead,
+    W = ``work_s`` (SPEC §16: on the fastest GPU of the tentative path), else W_j."""
+    work = jm.work_s if work_s is None else work_s
+    return bandwidth_gbps > 0 and \
+        jm.activation_bits / (bandwidth_gbps * 1e9) <= work / gpus + jm.overhead_s
+
+
+def gpu_speed(gpu: GpuType, hardware: Hardware) -> float:
+    """s = TFLOP/s · 1e12 · mfu, FLOP/s of one GPU (SPEC §16)."""
+    return gpu.tflops * 1e12 * hardware.mfu
+
+
+def speeds(scenario: Scenario) -> list[float]:
+    """s_r of every region (SPEC §16)."""
+    return [gpu_speed(scenario.gpu_type_of(r), scenario.hardware) for r in scenario.regions]
+
+
+def stage_time_s(jm: JobModel, scenario: Scenario, path: Sequence[int],
+                 counts: Sequence[int]) -> float:
+    """Per-stage compute of a placement: t_comp(L) (SPEC §2), or with GPU types the balanced
+    t_comp(p) = flop / Σ n_r · s_r + overhead (SPEC §16)."""
+    if not scenario.hetero:
+        return t_comp(jm, sum(counts))
+    s = speeds(scenario)
+    compute = 0.0
+    for r, n in zip(path, counts, strict=True):
+        compute += n * s[r]
+    return jm.flop / compute + jm.overhead_s
+
+
+def reservation_gbps(jm: JobModel, scenario: Scenario, path: Sequence[int],
+                     counts: Sequence[int]) -> float:
+    """b_j(p) / 1e9: what a placement reserves on both directions of each hop (SPEC §4, §16)."""
+    return jm.activation_bits / stage_time_s(jm, scenario, path, counts) / 1e9
+
+
+def holds_model(scenario: Scenario, jm: JobModel, path: Sequence[int],
+                counts: Sequence[int]) -> bool:
+    """The memory rule: L >= m_j (SPEC §12), or with GPU types every path region holds its share,
+    Σ_q n_q·(s_q / s_r) >= 16·params / (0.9·mem_r) (SPEC §16)."""
+    if scenario.memory_model == "none" or not scenario.hetero:
+        return sum(counts) >= jm.min_gpus
+    s = speeds(scenario)
+    for r in path:
+        share = sum(n * (s[q] / s[r]) for q, n in zip(path, counts, strict=True))
+        mem = scenario.gpu_type_of(scenario.regions[r]).mem_gb
+        if share < jm.mem_bytes / (0.9 * mem * 1e9):
+            return False
+    return True
+
+
+def reference_hardware(scenario: Scenario) -> Hardware:
+    """The hardware with the reference GPU type (SPEC §16): the fastest type on a region with
+    GPUs, the largest memory among equally fast ones. K*, priorities, the memory minimum and the
+    lower bound use it; without types it is the scenario's hardware."""
+    if not scenario.hetero:
+        return scenario.hardware
+    types = [scenario.gpu_type_of(r) for r in scenario.regions if r.gpus > 0]
+    best = max(types, key=lambda t: (t.tflops, t.mem_gb))
+    return replace(scenario.hardware, gpu_tflops=best.tflops, gpu_mem_gb=best.mem_gb)
+
+
+def job_models(scenario: Scenario) -> list[JobModel]:
+    """Every job's constants under the scenario's reference hardware and cluster."""
+    total = sum(r.gpus for r in scenario.regions)
+    hardware = reference_hardware(scenario)
+    return [job_model(job, hardware, total, scenario.memory_model, i)
+            for i, job in enumerate(scenario.jobs)]
 
 
 def _eq1(jm: JobModel, fill_hops_s: Sequence[float], transfer_hops_s: Sequence[float],
-         stages: int) -> float:
+         stages: int, comp: float | None = None) -> float:
     """Eq. 1: t_iter = 2 · (Σ_s t_comm(s) + L · t_comp(L) + (M_j − 1) · Δ), seconds.
 
     ``fill_hops_s`` are the hop times of the fill sum (with latency, SPEC §12) and
     ``transfer_hops_s`` the a_j / bandwidth terms; Δ = max(t_comp(L), max transfer) (0 if none).
+    ``comp`` replaces t_comp(L) (SPEC §16's t_comp(p)).
     """
     fill = 0.0
     for hop in fill_hops_s:  # repeated addition in path order (SPEC §10a)
         fill += hop
-    comp = t_comp(jm, stages)
+    if comp is None:
+        comp = t_comp(jm, stages)
     delta = comp
     for hop in transfer_hops_s:
         delta = max(delta, hop)
@@ -131,7 +205,7 @@ def iteration_time_s(jm: JobModel, scenario: Scenario, path: Sequence[int],
                 fill.append(scenario.latency_ms[u][v] / 1000 + hop)
             else:
                 fill.append(hop)
-    return _eq1(jm, fill, transfer, sum(counts))
+    return _eq1(jm, fill, transfer, sum(counts), stage_time_s(jm, scenario, path, counts))
 
 
 def memory_min_gpus(job: Job, hardware: Hardware) -> int:
@@ -149,11 +223,13 @@ def job_model(job: Job, hardware: Hardware, total_gpus: int, memory_model: str =
     hw = hardware
     activation_bytes = hw.micro_batch_size * hw.seq_len * job.hidden * hw.bytes_per_element
     bits = 8 * activation_bytes
+    flop = 2 * (job.params_b * 1e9) * hw.micro_batch_size * hw.seq_len
     jm = JobModel(
         micro_batches=job.batch_size // hw.micro_batch_size,
         iterations=math.ceil(job.dataset_samples * job.epochs / job.batch_size),
-        work_s=2 * (job.params_b * 1e9) * hw.micro_batch_size * hw.seq_len
-        / (hw.gpu_tflops * 1e12 * hw.mfu),
+        work_s=flop / (hw.gpu_tflops * 1e12 * hw.mfu),
+        flop=flop,
+        mem_bytes=16 * (job.params_b * 1e9),
         overhead_s=hw.stage_overhead_ms / 1000,
         activation_bits=bits,
         intra_hop_s=bits / (hw.intra_region_gbps * 1e9),
@@ -214,18 +290,22 @@ def job_cost(scenario: Scenario, path: Sequence[int], counts: Sequence[int], sta
     """C_j in $ (Eq. 4 with gpu_power_kw).
 
     Flat prices: (E / 3600) · (Σ_r n_r · P_r, path order) · gpu_power_kw. Time-of-use: gpu_power_kw
-    · Σ_r n_r · ∫_start^{start+E} P_r(t) dt (hours).
+    · Σ_r n_r · ∫_start^{start+E} P_r(t) dt (hours). With GPU types (SPEC §16) each region's
+    power: (E / 3600) · Σ_r n_r · P_r · power_r, or Σ_r n_r · power_r · ∫ P_r(t) dt.
     """
-    kw = scenario.hardware.gpu_power_kw
-    if not scenario.time_of_use:
-        price_sum = 0.0
-        for r, n in zip(path, counts, strict=True):
-            price_sum += n * scenario.regions[r].price
-        return exec_s / 3600 * price_sum * kw
-    energy_price = 0.0
-    for r, n in zip(path, counts, strict=True):
-        energy_price += n * price_integral(scenario.regions[r], start_s, start_s + exec_s)
-    return kw * energy_price
+    if scenario.hetero:
+        power = [scenario.gpu_type_of(scenario.regions[r]).power_kw for r in path]
+    else:
+        power = [1.0] * len(path)
+    total = 0.0
+    for r, n, kw in zip(path, counts, power, strict=True):
+        region = scenario.regions[r]
+        price = price_integral(region, start_s, start_s + exec_s) if scenario.time_of_use \
+            else region.price
+        total += n * price * kw
+    if scenario.time_of_use:
+        return total if scenario.hetero else scenario.hardware.gpu_power_kw * total
+    return exec_s / 3600 * total * (1.0 if scenario.hetero else scenario.hardware.gpu_power_kw)
 
 
 # --------------------------------------------------------------------------- cluster state (§4)
@@ -240,13 +320,14 @@ class ClusterState:
 
     def __init__(self, scenario: Scenario):
         self.nominal = [list(row) for row in scenario.links_gbps]
+        self.speed = speeds(scenario)  # s_r, FLOP/s of one GPU (SPEC §16)
         self.free = [r.gpus for r in scenario.regions]
         self.residual = [list(row) for row in scenario.links_gbps]
         self.users = [[0] * len(row) for row in scenario.links_gbps]
 
     def copy(self) -> ClusterState:
         other = object.__new__(ClusterState)
-        other.nominal = self.nominal
+        other.nominal, other.speed = self.nominal, self.speed
         other.free = list(self.free)
         other.residual = [list(row) for row in self.residual]
         other.users = [list(row) for row in self.users]
@@ -283,16 +364,32 @@ def visible(state: ClusterState) -> list[int]:
     return [r for r, g in enumerate(state.free) if g > 0]
 
 
+def more_compute(a: float, b: float) -> int:
+    """1 if compute a > b, −1 if a < b, 0 when equal within the relative 1e-12 of SPEC §16."""
+    if abs(a - b) <= PRICE_TIE_RTOL * max(a, b):
+        return 0
+    return 1 if a > b else -1
+
+
 def largest(state: ClusterState, prices: Sequence[float]) -> int | None:
-    """The region with the most free GPUs (ties: cheaper, then index); None if none is free."""
-    regions = visible(state)
-    return min(regions, key=lambda r: (-state.free[r], prices[r], r)) if regions else None
+    """The region with the most free compute G_r · s_r — the most free GPUs with one GPU type
+    (ties within 1e-12: cheaper, then index); None if none is free."""
+    best = None
+    for r in visible(state):
+        if best is None:
+            best = r
+            continue
+        order = more_compute(state.free[r] * state.speed[r], state.free[best] * state.speed[best])
+        if order > 0 or (order == 0 and prices[r] < prices[best]):
+            best = r
+    return best
 
 
 def grow_path(state: ClusterState, jm: JobModel, k: int, start: int) -> tuple[list[int], int]:
     """Alg. 1 lines 7–17 from one start, aiming at k GPUs: append the unvisited region with free
     GPUs on the highest-residual hop from the tail (ties: lower index); stop at the first
-    infeasible hop, when g = k, or when no candidate is left. Returns (path, g)."""
+    infeasible hop (judged with W on the fastest GPU of the tentative path, SPEC §16), when g = k,
+    or when no candidate is left. Returns (path, g)."""
     path = [start]
     g = min(state.free[start], k)
     bottleneck = math.inf
@@ -305,11 +402,17 @@ def grow_path(state: ClusterState, jm: JobModel, k: int, start: int) -> tuple[li
             break
         tentative = min(bottleneck, best_gbps)
         g_next = min(g + state.free[best], k)
-        if not hop_feasible(jm, tentative, g_next):
+        if not hop_feasible(jm, tentative, g_next, path_work_s(state, jm, path + [best])):
             break
         path.append(best)
         bottleneck, g = tentative, g_next
     return path, g
+
+
+def path_work_s(state: ClusterState, jm: JobModel, path: Sequence[int]) -> float:
+    """W of one micro-batch on the fastest GPU of ``path`` (SPEC §16's conservative admission;
+    W_j itself with one GPU type)."""
+    return jm.flop / max(state.speed[r] for r in path)
 
 
 def average_price(path: Sequence[int], counts: Sequence[int], prices: Sequence[float]) -> float:
@@ -322,10 +425,10 @@ def average_price(path: Sequence[int], counts: Sequence[int], prices: Sequence[f
 
 def offer(sim: ReferenceRun, j: int, k: int, state: ClusterState, prices: Sequence[float],
           place, allocate) -> Placement | None:
-    """Job j's placement policy aiming at k GPUs; None when it is nothing or below the memory
-    minimum (SPEC §12)."""
+    """Job j's placement policy aiming at k GPUs; None when it is nothing or fails the memory
+    rule (SPEC §12, §16)."""
     placed = place(state, sim.models[j], k, prices, allocate)
-    if placed is None or sum(placed[1]) < sim.models[j].min_gpus:
+    if placed is None or not holds_model(sim.scenario, sim.models[j], *placed):
         return None
     return placed
 
@@ -390,7 +493,13 @@ class ReferenceRun:
         self.plan_slack = scenario.plan_slack
 
     def prices_at(self, t_s: float) -> list[float]:
-        return [price_at(r, t_s) for r in self.scenario.regions]
+        """What price-based choices compare at t: P_r(t) (SPEC §12), or with GPU types the price
+        per unit of work π_r = (P_r(t) · power_r) / s_r (SPEC §16)."""
+        regions = self.scenario.regions
+        if not self.scenario.hetero:
+            return [price_at(r, t_s) for r in regions]
+        return [(price_at(r, t_s) * self.scenario.gpu_type_of(r).power_kw) / s
+                for r, s in zip(regions, self.state.speed, strict=True)]
 
     def execution_s(self, j: int, path: Sequence[int], counts: Sequence[int]) -> float:
         """E_j of a placement (Eq. 2 with Eq. 1, SPEC §12 latency included), s."""
@@ -406,12 +515,18 @@ class ReferenceRun:
         self.start[j] = t
         self.exec_s[j] = self.execution_s(j, path, counts)
         self.end[j] = t + self.exec_s[j]
-        self.reserved[j] = min_bandwidth_bps(self.models[j], sum(counts)) / 1e9
+        self.reserved[j] = reservation_gbps(self.models[j], self.scenario, path, counts)
         self.cost_of[j] = self.cost(path, counts, t, self.exec_s[j])
         self.start_seq[j] = self.started
         self.started += 1
         self.state.reserve(path, counts, self.reserved[j])
         self.running.append(j)
+
+
+def _carries(sim: ReferenceRun, j: int, path, counts, bandwidth_gbps: float) -> bool:
+    """A hop of ``bandwidth_gbps`` carries what the placement reserves (SPEC §4, §16)."""
+    tc = stage_time_s(sim.models[j], sim.scenario, path, counts)
+    return bandwidth_gbps > 0 and sim.models[j].activation_bits / (bandwidth_gbps * 1e9) <= tc
 
 
 def check_decision(sim: ReferenceRun, j: int, placed, where: str) -> None:
@@ -423,7 +538,7 @@ def check_decision(sim: ReferenceRun, j: int, placed, where: str) -> None:
         ok = (0 < len(path) == len(counts) == len(set(path))
               and all(0 <= r < len(state.free) and 1 <= n <= state.free[r]
                       for r, n in zip(path, counts, strict=True))
-              and all(hop_feasible(sim.models[j], state.hop_gbps(u, v), sum(counts))
+              and all(_carries(sim, j, path, counts, state.hop_gbps(u, v))
                       for u, v in zip(path[:-1], path[1:], strict=True)))
     except (TypeError, ValueError, IndexError):
         ok = False
@@ -453,9 +568,7 @@ def simulate_reference(scenario: Scenario, scheduler: str) -> dict:
     order, rule = parts["ordering"].twin, parts["start_rule"].twin
     place, allocate = parts["placement"].twin, parts["allocator"].twin
     jobs = scenario.jobs
-    total_gpus = sum(r.gpus for r in scenario.regions)
-    models = [job_model(job, scenario.hardware, total_gpus, scenario.memory_model, i)
-              for i, job in enumerate(jobs)]
+    models = job_models(scenario)
     sim = ReferenceRun(scenario, models)
     arrivals = sim.arrivals
     future = sorted(range(len(jobs)), key=lambda j: (arrivals[j], j))
@@ -519,7 +632,12 @@ def _result(scenario, scheduler, models, arrivals, start, end, exec_s, cost, pat
     energy = 0.0
     for j in range(n):
         busy += gpus[j] * exec_s[j]
-        energy += exec_s[j] / 3600 * gpus[j] * kw
+        if scenario.hetero:  # Σ_r n_r · power_r (SPEC §16)
+            power = sum(c * scenario.gpu_type_of(scenario.regions[r]).power_kw
+                        for r, c in zip(paths[j], counts[j], strict=True))
+            energy += exec_s[j] / 3600 * power
+        else:
+            energy += exec_s[j] / 3600 * gpus[j] * kw
     return {
         "scheduler": scheduler,
         "avg_jct_h": sum(row["jct_h"] for row in rows) / n,
@@ -545,10 +663,8 @@ def fill_outputs(batch, names: Sequence[str], columns: Sequence[int], out) -> No
 
     for t in range(batch.size):
         scenario = batch.scenario(t)
-        total = sum(r.gpus for r in scenario.regions)
         try:
-            models = [job_model(job, scenario.hardware, total, scenario.memory_model, i)
-                      for i, job in enumerate(scenario.jobs)]
+            models = job_models(scenario)
         except InputError as err:
             bad = int(err.field[len("jobs["):-1])
             out.status[t, list(columns)] = STATUS_TOO_FEW_GPUS
