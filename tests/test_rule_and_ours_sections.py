@@ -215,6 +215,8 @@ def test_ours_ratios_win_rates_and_where_they_lose(tmp_path):
     assert out["spt_plan", "wins both"]["base_mean_wait_h"] == pytest.approx(1.0)  # t = 0, 1, 2
     assert out["spt_plan", "neither"]["base_mean_wait_h"] == pytest.approx(4.0)
     assert res.curve["plan_slack"].to_list() == [0.1, 0.2, 0.5]
+    assert sorted(res.plane["scheduler"].to_list()) == ["lcf", "spt_plan", "spt_wait"]
+    assert res.plane["n_pairs"].to_list() == [5, 5, 5]
     md = "\n".join(ours_markdown(res))
     assert "| 0.1 | 5 | 0.950 [0.950, 0.950] | 1.050 [1.050, 1.050] | 0 % |" in md
     assert "| num_jobs=24 | `spt_plan` | 5 |" in md
@@ -255,6 +257,8 @@ def test_reproduce_writes_both_sections_and_the_mechanism_figure(tmp_path, monke
     worlds, rest = rest.split("## Our schedulers", 1)
     assert "| 5 | lcf 0.900 [0.900, 0.900]" in worlds  # the worlds read greedy rows only
     assert "| default | `spt_plan` | 5 | 0.800 [0.800, 0.800] |" in rest
+    assert "](figures/random/ours_plane.png)" in rest
+    assert (out / "figures" / "random" / "ours_plane.png").is_file()
 
 
 def test_run_presets_takes_studies(tmp_path, monkeypatch):

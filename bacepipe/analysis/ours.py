@@ -49,6 +49,8 @@ class OursResult:
     outcomes : at the default point, per (scheduler, outcome): ``topologies``, ``share``, the
         median JCT and cost ratio, and BACE-Pipe's own :data:`TOPOLOGY_METRICS` means.
     curve : ``spt_plan`` at the default axes, one row per ``plan_slack`` (as ``points``).
+    plane : at the default point (default slack), every scheduler of role ``baseline``,
+        ``ours`` or ``user`` with its ratio columns: the JCT–cost plane of :func:`plot_plane`.
     """
 
     scenario: str
@@ -57,6 +59,7 @@ class OursResult:
     points: pl.DataFrame
     outcomes: pl.DataFrame
     curve: pl.DataFrame
+    plane: pl.DataFrame
 
 
 def _outcome() -> pl.Expr:
@@ -94,8 +97,13 @@ def evaluate_ours(lf: pl.LazyFrame, scenario: str = "random", start_rule: str = 
     ours = of_role(present, "ours")
     if not ours or BASELINE not in present:
         return None
-    lf = lf.filter(pl.col("scheduler").is_in([BASELINE, *ours]))
     summary = summarize(lf, n_resamples=n_resamples, seed=seed)
+    shown = of_role(present, "baseline", "ours", "user")  # as Fig. 4: no ablations
+    plane = summary.filter(_at_defaults(summary.columns) & _default_slack(summary.columns)
+                           & pl.col("scheduler").is_in(shown) & (pl.col("n_pairs") > 0))
+    plane = plane.sort("n_pairs", descending=True).unique("scheduler", keep="first",
+                                                          maintain_order=True)
+    lf = lf.filter(pl.col("scheduler").is_in([BASELINE, *ours]))
     ratios = paired_ratios(lf).filter(pl.col("jct_ratio").is_not_null()
                                       & pl.col("cost_ratio").is_not_null()).collect()
     if ratios.filter(pl.col("scheduler").is_in(ours)).is_empty():
@@ -111,7 +119,7 @@ def evaluate_ours(lf: pl.LazyFrame, scenario: str = "random", start_rule: str = 
     if "plan_slack" in curve.columns:
         curve = curve.sort("plan_slack")
     return OursResult(scenario, start_rule, tuple(ours), main, _outcomes(ratios, ours, point),
-                      curve)
+                      curve, plane)
 
 
 def _outcomes(ratios: pl.DataFrame, ours: list[str], point: list[str]) -> pl.DataFrame:
@@ -156,6 +164,53 @@ def axis_order(frame: pl.DataFrame) -> pl.DataFrame:
     keys = [key(r) for r in frame.iter_rows(named=True)]
     idx = sorted(range(len(keys)), key=lambda i: (keys[i], i))
     return frame[idx]
+
+
+PLANE_FIGURE = "ours_plane.png"
+
+
+def plot_plane(result: OursResult):
+    """The JCT–cost plane at the default point: every scheduler's geometric-mean ratio to
+    BACE-Pipe (cost across, avg JCT up) with 95 % CI bars, and the ``plan_slack`` curve of
+    ``spt_plan`` (each slack labelled); BACE-Pipe is the cross at (1, 1)."""
+    from matplotlib.figure import Figure
+
+    from bacepipe.analysis.roles import palette, scheduler_order
+
+    names = scheduler_order(result.plane["scheduler"].to_list())
+    colors = palette([*names, BASELINE])
+    fig = Figure(figsize=(7.6, 5.6), layout="constrained")
+    ax = fig.subplots()
+
+    def bars(frame: pl.DataFrame, **kw) -> None:
+        x, y = frame["cost_ratio_gmean"].to_numpy(), frame["jct_ratio_gmean"].to_numpy()
+        xerr = [x - frame["cost_ratio_gmean_ci_low"].to_numpy(),
+                frame["cost_ratio_gmean_ci_high"].to_numpy() - x]
+        yerr = [y - frame["jct_ratio_gmean_ci_low"].to_numpy(),
+                frame["jct_ratio_gmean_ci_high"].to_numpy() - y]
+        ax.errorbar(x, y, xerr=xerr, yerr=yerr, capsize=2, **kw)
+
+    curve = result.curve.drop_nulls(["cost_ratio_gmean", "jct_ratio_gmean"])
+    if curve.height >= 2 and "plan_slack" in curve.columns:
+        bars(curve, color=colors["spt_plan"][0], fmt="-", lw=0.8, alpha=0.6,
+             label="spt_plan, plan_slack curve")
+        for r in curve.iter_rows(named=True):
+            ax.annotate(f"ε={r['plan_slack']:g}", (r["cost_ratio_gmean"], r["jct_ratio_gmean"]),
+                        textcoords="offset points", xytext=(4, 4), fontsize=7)
+    for name in names:
+        row = result.plane.filter(pl.col("scheduler") == name).drop_nulls(
+            ["cost_ratio_gmean", "jct_ratio_gmean"])
+        if not row.is_empty():
+            bars(row, color=colors[name][0], fmt=colors[name][1], ms=6, label=name)
+    ax.plot([1.0], [1.0], "k+", ms=12, mew=1.5, label=f"{BASELINE} (1, 1)")
+    ax.axhline(1.0, color="k", lw=0.6, ls="--")
+    ax.axvline(1.0, color="k", lw=0.6, ls="--")
+    ax.set_xlabel(f"total cost / {BASELINE} (geometric mean, 95 % CI)", fontsize=9)
+    ax.set_ylabel(f"avg JCT / {BASELINE} (geometric mean, 95 % CI)", fontsize=9)
+    fig.legend(loc="outside lower center", fontsize=8, ncols=4)
+    fig.suptitle(f"JCT–cost plane at the default point: scenario={result.scenario}, "
+                 f"start_rule={result.start_rule}", fontsize=9)
+    return fig
 
 
 # --------------------------------------------------------------------------- markdown
@@ -208,8 +263,9 @@ def where_they_lose(result: OursResult) -> list[str]:
     return out
 
 
-def ours_markdown(result: OursResult | None) -> list[str]:
-    """The role-``ours`` section of ``reproduction.md``."""
+def ours_markdown(result: OursResult | None, figure: str | None = None) -> list[str]:
+    """The role-``ours`` section of ``reproduction.md``; ``figure``: the path of
+    :func:`plot_plane`'s PNG relative to the document, shown after the slack table."""
     md = ["## Our schedulers (SPEC §14, role `ours`) against BACE-Pipe", ""]
     if result is None:
         return md + ["Not run: no scheduler of role `ours` beside `bace_pipe` in the results "
@@ -243,13 +299,15 @@ def ours_markdown(result: OursResult | None) -> list[str]:
                             *(f"{r[f'base_{m}']:.3g}" if r[f"base_{m}"] is not None else "—"
                               for m, _ in TOPOLOGY_METRICS)]))
     md += ["", "### The slack ε of `spt_plan` (`plan_slack`) at the default point", ""]
+    picture = ([f"![JCT–cost plane at the default point ({result.scenario})]({figure})", ""]
+               if figure else [])
     if result.curve.height < 2:
         md += [f"Not run: fewer than 2 values of plan_slack (run `{STUDY_COMMAND}`).", ""]
-        return md
+        return md + picture
     md += [_row(["plan_slack", "n", "avg JCT gmean [CI]", "cost gmean [CI]", "wins both"]),
            _row(["---:"] * 5)]
     for r in result.curve.iter_rows(named=True):
         md.append(_row([f"{r.get('plan_slack', AXIS_DEFAULTS['plan_slack'])}", str(r["n_pairs"]),
                         _ci(r, "jct", "gmean"), _ci(r, "cost", "gmean"),
                         _pct(r.get(OUTCOMES[0]))]))
-    return md + [""]
+    return md + ["", *picture]
