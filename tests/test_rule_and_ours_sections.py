@@ -269,3 +269,41 @@ def test_run_presets_takes_studies(tmp_path, monkeypatch):
     assert [c[4] for c in calls] == ["+preset=all", "+preset/study=start_rules",
                                      "+preset/study=ours"]
     assert reproduce.main(["--presets", " , ", "--results", str(tmp_path)]) == 2
+
+
+# --------------------------------------------------------------------------- a real run
+
+
+@pytest.mark.slow
+def test_a_real_tiny_run_is_recomputable_from_its_parquet_rows(tmp_path):
+    from bacepipe.sweep import run_point, validate
+
+    for rule in ("greedy", "wait_if_faster"):
+        run_point(validate({"topologies": 4, "workers": 1, "results_dir": str(tmp_path),
+                            "start_rule": rule, "save_jobs": True,
+                            "schedulers": ["bace_pipe", "ldf", "spt_plan"]}))
+    lf = scan_runs([tmp_path])
+    runs = pl.read_parquet(tmp_path / "runs" / "**" / "*.parquet", hive_partitioning=True)
+    (fig4,) = [c for c in compare_rules(lf, scenarios=["random"], n_resamples=100)
+               if c.claim.key == "fig4_jct"]
+    for rule, result in zip(("greedy", "wait_if_faster"), fig4.results, strict=True):
+        mine = runs.filter(pl.col("start_rule") == rule).pivot(
+            "scheduler", index="topology", values="avg_jct_h")
+        ratio = (mine["ldf"] / mine["bace_pipe"]).to_numpy()
+        (ldf,) = [e for e in result.estimates if e.scheduler == "ldf"]
+        assert ldf.mean == pytest.approx(ratio.mean()) and ldf.n == 4
+    jobs = pl.read_parquet(tmp_path / "jobs" / "**" / "*.parquet", hive_partitioning=True)
+    table = mechanism_table(mechanism_rows(scan_jobs([tmp_path]), "random",
+                                           default_slack_points(lf)))
+    for r in table.iter_rows(named=True):
+        mine = jobs.filter((pl.col("scheduler") == r["scheduler"])
+                           & (pl.col("start_rule") == r["start_rule"]))
+        assert r["jobs"] == mine.height == 4 * 8
+        assert r["gpu_share_mean"] == pytest.approx((mine["gpus"] / mine["k_star"]).mean())
+        assert r["wait_h_mean"] == pytest.approx(mine["wait_h"].mean())
+    res = evaluate_ours(lf, n_resamples=100)
+    plan = res.points.row(0, named=True)
+    greedy = runs.filter(pl.col("start_rule") == "greedy").pivot(
+        "scheduler", index="topology", values="total_cost")
+    assert plan["cost_ratio_mean"] == pytest.approx(
+        (greedy["spt_plan"] / greedy["bace_pipe"]).mean())
