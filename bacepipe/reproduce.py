@@ -283,7 +283,10 @@ def claims_markdown(results: list[ClaimResult],
           "\"x % longer\" is the ratio 1 + x/100. Verdicts: *matches within CI* (the paper's value "
           "lies in our CI; for a range: every scheduler's CI overlaps it), *same direction* (on "
           "the paper's side of 1), *opposite*, *mixed* (some schedulers on each side, the "
-          "opposite ones named), *not run* (no results: nothing is filled in).", ""]
+          "opposite ones named), *not run* (no results: nothing is filled in). Rows are read "
+          f"under the `{DEFAULT_RULE}` start rule (SPEC §5's literal reading; results without a "
+          "`start_rule` column count as such); the next section reads each claim under both "
+          "rules of SPEC §13.", ""]
     counts = verdict_counts(results)
     scenarios = list(dict.fromkeys(r.scenario for r in results))
     kinds = [MATCH, SAME, MIXED, OPPOSITE, NOT_RUN]
