@@ -12,7 +12,7 @@ import bacepipe
 from bacepipe.errors import InputError
 from bacepipe.model.generate import generate_batch
 from bacepipe.model.scenario import Scenario, parse_scenario
-from bacepipe.optimal import rounding_slack_h, solve
+from bacepipe.optimal import rounding_slack_h, solve, solve_batch
 from bacepipe.optimal.__main__ import main
 from bacepipe.optimal.classes import job_classes
 from bacepipe.sim.bounds import lower_bound_h
@@ -251,6 +251,15 @@ def test_random_topologies_of_the_sweep():
         check_schedule(scenario, result)
         assert lower_bound_h(scenario) <= result["lower_bound_h"] <= result["opt_avg_jct_h"]
         assert result["hint"]["avg_jct_h"] >= result["opt_avg_jct_h"] - rounding_slack_h(4)
+
+
+def test_solve_batch_matches_solve():
+    batch = generate_batch("random", 5, range(3), num_regions=2, num_jobs=2, gpu_scale=0.0625)
+    out = solve_batch(batch, [2, 0], time_limit_s=10, workers=2)
+    assert out["opt_proven"].all()
+    for i, t in enumerate([2, 0]):
+        expected = solve(batch.scenario(t), time_limit_s=10, workers=2)["opt_avg_jct_h"]
+        np.testing.assert_allclose(out["opt_avg_jct_h"][i], expected, rtol=1e-12)
 
 
 def test_time_limit_returns_best_found_and_bound():
