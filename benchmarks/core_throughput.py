@@ -34,11 +34,15 @@ def main() -> None:
                    help="switch on latency (geo), GPU memory, time-of-use prices and arrivals")
     p.add_argument("--per-scheduler", action="store_true",
                    help="also time each scheduler alone under each start rule")
+    p.add_argument("--gpu-mix", default="none", choices=("none", "cloud"),
+                   help="cloud: a mixed fleet (SPEC §16) on the same topologies")
     args = p.parse_args()
     options = dict(latency="geo", memory_model="adam_mixed", price_profile="business",
                    arrivals="poisson", arrival_rate_per_h=0.5) if args.extensions else {}
+    options["gpu_mix"] = args.gpu_mix
     header("core throughput: batched numba core vs plain-Python twin" +
-           (" (extensions on)" if args.extensions else ""))
+           (" (extensions on)" if args.extensions else "") +
+           (f" (gpu_mix={args.gpu_mix})" if args.gpu_mix != "none" else ""))
     schedulers = _schedulers(args.schedulers)
     batch = generate_batch("random", 0, range(args.topologies), **options)
     simulate_batch(generate_batch("random", 0, range(2), **options), schedulers)  # compile

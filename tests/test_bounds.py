@@ -13,6 +13,7 @@ from bacepipe.errors import InputError
 from bacepipe.model.generate import generate_batch
 from bacepipe.model.scenario import Scenario, parse_scenario
 from bacepipe.sim.bounds import lower_bound_h
+from bacepipe.sim.reference import reference_hardware
 from tests.random_scenarios import random_scenario
 
 
@@ -22,7 +23,9 @@ def kernel_bound(scenario: Scenario) -> float:
     total = sum(r.gpus for r in scenario.regions)
     const = np.zeros((len(jobs), N_CONST))
     col = lambda field, dtype: np.array([getattr(j, field) for j in jobs], dtype=dtype)  # noqa: E731
-    bad = job_constants(hw.as_array(), col("params_b", np.float64), col("layers", np.int64),
+    ref = reference_hardware(scenario)
+    bad = job_constants(hw.as_array(), np.array([ref.gpu_tflops, ref.gpu_mem_gb]),
+                        col("params_b", np.float64), col("layers", np.int64),
                         col("hidden", np.int64), col("batch_size", np.int64),
                         col("dataset_samples", np.int64), col("epochs", np.float64),
                         col("arrival_h", np.float64), total, scenario.memory_model != "none",

@@ -30,14 +30,14 @@ def fastest_hop_gbps(links, intra_gbps):
 
 
 @kernel
-def solo_bounds_s(job, r_max, fast):
-    """(ℓ_j, a_j) of SPEC §15, s and GPU·s: the least execution time and the least GPU-time of
-    job ``job`` (its row of constants) over k in memory-minimum..K*, every hop at ``r_max``
-    Gbit/s and no latency. ``fast`` is a scratch row of the same length."""
+def solo_bounds_s(job, r_max, fast, k_min, k_max):
+    """(ℓ, a) of SPEC §15 over k in k_min..k_max GPUs, s and GPU·s: the least execution time
+    and the least GPU-time of job ``job`` (its row of constants), every hop at ``r_max`` Gbit/s
+    and no latency (inf when the range is empty). ``fast`` is a scratch row of the same length."""
     fast[:] = job
     fast[C_INTRA_S] = fast[C_ACT_BITS] / (r_max * 1e9)  # every hop at r_max, no latency
     best_t, best_area = np.inf, np.inf
-    for k in range(int(fast[C_MIN_GPUS]), int(fast[C_KSTAR]) + 1):
+    for k in range(k_min, k_max + 1):
         t = single_region_iter_time(fast, k)
         best_t = min(best_t, t)
         best_area = min(best_area, k * t)
@@ -62,7 +62,8 @@ def lower_bound_h(const, links, intra_gbps, total_gpus):
     solo = 0.0
     batch = True
     for j in range(n_jobs):
-        time_s, areas[j] = solo_bounds_s(const[j], r_max, fast)
+        time_s, areas[j] = solo_bounds_s(const[j], r_max, fast, int(const[j, C_MIN_GPUS]),
+                                         int(const[j, C_KSTAR]))
         solo += time_s
         batch = batch and const[j, C_ARRIVAL_S] == 0.0
     lb_solo = solo / n_jobs

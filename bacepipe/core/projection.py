@@ -8,10 +8,12 @@ at τ_k. Pending jobs are ignored and nothing is reserved. The twin is
 :func:`bacepipe.sim.reference.projections`.
 """
 
+from bacepipe.core.bounds import solo_bounds_s
 from bacepipe.core.jit import kernel
 from bacepipe.core.model import (
     C_FLOP,
     C_ITERS,
+    C_KSTAR,
     C_MEM_BYTES,
     C_MIN_GPUS,
     C_OVERHEAD_S,
@@ -97,6 +99,16 @@ def offer(place, run, job, k, cluster, work, allocate, out):
     if g == 0 or not holds_model(run, job, out.path, plen, out.alloc, g):
         return 0, 0
     return plen, g
+
+
+@kernel
+def least_exec_s(run, job, work, gpus):
+    """A floor on E_j of any placement with at most ``gpus`` GPUs (and at most K*): SPEC §15's
+    ℓ_j over that range. Without GPU types a placement has at least m_j GPUs; with them the
+    memory rule can allow fewer, so the range starts at 1."""
+    k_min = 1 if run.hetero else int(job[C_MIN_GPUS])
+    return solo_bounds_s(job, run.fastest_hop_gbps, work.row, k_min,
+                         min(int(job[C_KSTAR]), gpus))[0]
 
 
 @kernel

@@ -5,13 +5,13 @@ policy aiming at K′ on the (projected) state. Keep the options with JCT <= (1 
 JCT; among those costing <= (least cost) · (1 + 1e-9) take the earliest epoch, then the most GPUs,
 then the larger K′. Start now if that option is at τ = t, else wait."""
 
-from bacepipe.core.bounds import solo_bounds_s
 from bacepipe.core.jit import kernel as plain_kernel
 from bacepipe.core.model import C_ARRIVAL_S, C_KSTAR
 from bacepipe.core.projection import (
     advance_projection,
     begin_projection,
     execution_s,
+    least_exec_s,
     offer,
     placement_cost,
     running_by_end,
@@ -42,14 +42,21 @@ def target(kstar, q):
 
 @plain_kernel
 def _add_options(tau, run, job, cluster, work, place, allocate, trial, n_opt):
-    """Append the options of epoch τ to ``work.options``; returns the new count."""
+    """Append the options of epoch τ to ``work.options``; returns the new count. Targets whose
+    JCT cannot come under the slack bound of the options so far are skipped: a placement aiming
+    at K′ has at most min(K′, free GPUs) GPUs, so it runs no faster than ℓ_j over that range
+    (SPEC §15), and smaller targets are no faster (exact pruning)."""
     kstar = int(job[C_KSTAR])
+    free = cluster.free.sum()
     previous = -1
     for q in QUOTAS:
         k = target(kstar, q)
         if k == previous:
             continue
         previous = k
+        if n_opt > 0 and (tau + least_exec_s(run, job, work, min(k, free)) - job[C_ARRIVAL_S]
+                          > jct_bound(work.options, n_opt, run.plan_slack)):
+            break
         plen, g = offer(place, run, job, k, cluster, work, allocate, trial)
         if g == 0:
             continue
@@ -103,14 +110,14 @@ def kernel(j, t, run, cluster, work, place, allocate, out):
     trial = Decision(work.trial_path, work.trial_alloc)
     n_opt = _add_options(t, run, job, cluster, work, place, allocate, trial, 0)
     n_running = running_by_end(run, work.order)
-    # No placement runs faster than ℓ_j (SPEC §15): once an epoch's JCT with ℓ_j exceeds the
-    # bound of the options so far, no later epoch's option can be kept.
-    least_exec_s = solo_bounds_s(job, run.fastest_hop_gbps, work.row)[0]
+    # Once an epoch's JCT with ℓ_j (SPEC §15: no placement runs faster) exceeds the bound of the
+    # options so far, no later epoch's option can be kept.
+    never = least_exec_s(run, job, work, int(job[C_KSTAR]))
     if n_running > 0:
         projected = begin_projection(run, cluster, work)
         i = 0
         while i < n_running:
-            if n_opt > 0 and (run.end_s[work.order[i]] + least_exec_s - job[C_ARRIVAL_S]
+            if n_opt > 0 and (run.end_s[work.order[i]] + never - job[C_ARRIVAL_S]
                               > jct_bound(work.options, n_opt, run.plan_slack)):
                 break
             i, tau = advance_projection(run, work, n_running, i)

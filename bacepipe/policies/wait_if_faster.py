@@ -4,12 +4,12 @@ L >= K*_j or no job is running (jobs started at t count). Otherwise, for each di
 j's own placement policy there, with prices at τ_k, giving p_k. j waits iff
 min_k (τ_k + E_j(p_k)) < t + E_j(p), strictly; if every τ_k gives nothing, j starts."""
 
-from bacepipe.core.bounds import solo_bounds_s
 from bacepipe.core.model import C_KSTAR
 from bacepipe.core.projection import (
     advance_projection,
     begin_projection,
     execution_s,
+    least_exec_s,
     offer,
     running_by_end,
 )
@@ -29,14 +29,17 @@ def kernel(j, t, run, cluster, work, place, allocate, out):
     if n_running == 0:
         return plen, g
     finish_now = t + execution_s(run, job, out.path, plen, out.alloc)
-    # No placement runs faster than ℓ_j (SPEC §15): epochs from which even ℓ_j ends no sooner
-    # cannot make the job wait, and epochs only grow.
-    least_exec_s = solo_bounds_s(job, run.fastest_hop_gbps, work.row)[0]
+    # No placement runs faster than SPEC §15's ℓ_j over the GPUs it can have: an epoch where
+    # even that ends no sooner cannot make the job wait (exact pruning; once it holds for every
+    # GPU count, it holds for every later epoch too).
+    never = least_exec_s(run, job, work, kstar)
     trial = Decision(work.trial_path, work.trial_alloc)
     projected = begin_projection(run, cluster, work)
     i = 0
-    while i < n_running and run.end_s[work.order[i]] + least_exec_s < finish_now:
+    while i < n_running and run.end_s[work.order[i]] + never < finish_now:
         i, tau = advance_projection(run, work, n_running, i)
+        if tau + least_exec_s(run, job, work, projected.free.sum()) >= finish_now:
+            continue
         plen_k, g_k = offer(place, run, job, kstar, projected, work, allocate, trial)
         if g_k > 0 and tau + execution_s(run, job, trial.path, plen_k, trial.alloc) < finish_now:
             return 0, 0
