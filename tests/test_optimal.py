@@ -288,6 +288,13 @@ def test_cli_json_and_table(capsys):
     assert "OPT avg JCT" in capsys.readouterr().out
 
 
+def test_heterogeneous_gpus_refused():
+    scenario = tiny_scenario(0, regions=2, jobs=2, max_gpus=2).to_dict()
+    scenario["regions"][0]["gpu_type"] = "H100"
+    with pytest.raises(InputError, match="^regions: "):
+        solve(scenario, time_limit_s=1)
+
+
 @pytest.mark.parametrize("argv,field", [(["no-such.yaml"], "scenario"),
                                         (["motivation", "--time-limit", "0"], "time_limit_s"),
                                         (["motivation", "--time-limit", "x"], "--time-limit")])

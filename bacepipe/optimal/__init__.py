@@ -135,7 +135,8 @@ def solve(scenario, time_limit_s: float = 60.0, workers: int | None = None,
     Raises
     ------
     InputError
-        Bad scenario or time limit; a job with no placement; a model too large
+        Bad scenario or time limit; heterogeneous GPU types (SPEC §16); a job with no
+        placement; a model too large
         (:data:`bacepipe.optimal.classes.MAX_CLASSES`).
     """
     if (isinstance(time_limit_s, bool) or not isinstance(time_limit_s, (int, float))
@@ -144,6 +145,9 @@ def solve(scenario, time_limit_s: float = 60.0, workers: int | None = None,
                          f"{time_limit_s!r}")
     t0 = time.perf_counter()
     scenario = load_scenario(scenario)
+    if scenario.hetero:
+        raise InputError("regions", "bacepipe.optimal models one GPU type; this scenario has "
+                         "gpu_type on some region (SPEC §16)")
     jobs = job_classes(scenario)
     model = ScheduleModel(scenario, jobs)
     start_from = _best_heuristic(scenario) if hint else None
