@@ -7,7 +7,7 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bacepipe.core.model import C_ACT_BITS, C_KSTAR, C_OVERHEAD_S, C_WORK, N_CONST
+from bacepipe.core.model import C_ACT_BITS, C_FLOP, C_KSTAR, C_OVERHEAD_S, C_WORK, N_CONST
 from bacepipe.policies import cost_min, fill, pathfinder, uniform
 from bacepipe.policies.api import Cluster, Decision, make_work
 
@@ -19,7 +19,8 @@ small_paths = st.lists(st.tuples(st.integers(1, 6), st.sampled_from([0.1, 0.2, 0
 
 def _alloc(allocate, free, price, path, g):
     out = np.zeros(len(free), dtype=np.int64)
-    cluster = Cluster(free, np.zeros((len(free), len(free))), np.asarray(price, dtype=float))
+    cluster = Cluster(free, np.zeros((len(free), len(free))), np.asarray(price, dtype=float),
+                      np.ones(len(free)))
     allocate(np.asarray(path, dtype=np.int64), len(path), g, cluster, out)
     return out
 
@@ -78,10 +79,12 @@ def test_phase_one_picks_cheapest_region_that_fits(free, prices, kstar):
     price = np.array(prices[:n])
     const = np.zeros(N_CONST)
     const[C_KSTAR], const[C_WORK], const[C_OVERHEAD_S], const[C_ACT_BITS] = kstar, 1.0, 0.0, 1e6
+    const[C_FLOP] = 1.0  # W on a GPU of speed 1 (the Cluster's speeds below)
     resid = np.full((n, n), 10.0)
     out = Decision(np.full(n, -1, dtype=np.int64), np.zeros(n, dtype=np.int64))
     path, alloc = out
-    plen, g = pathfinder.kernel(const, kstar, Cluster(free, resid, price), make_work(n, 1),
+    plen, g = pathfinder.kernel(const, kstar, Cluster(free, resid, price, np.ones(n)),
+                                make_work(n, 1),
                                 cost_min.kernel, out)
     fitting = [r for r in range(n) if free[r] >= kstar]
     if fitting:
