@@ -21,6 +21,7 @@ import polars as pl
 from bacepipe.analysis.load import RUNS_DIR, find_runs, scan_runs
 from bacepipe.analysis.stats import paired_ratios, points, summarize
 from bacepipe.analysis.tables import format_summary_table, write_report
+from bacepipe.analysis.yardsticks import gap_table, scan_yardsticks
 from bacepipe.cli import OneLineParser, first_line, run_cli
 from bacepipe.errors import InputError
 
@@ -70,11 +71,13 @@ def main(argv: list[str] | None = None) -> int:
         if summary.is_empty():
             raise InputError(args.paths[0], "the runs/ datasets hold no result rows")
         ratios = paired_ratios(lf).collect()
+        gaps = gap_table(scan_yardsticks(sources), n_resamples=args.resamples, seed=args.seed)
         print(f"read {len(sources)} runs/ dataset(s): {points(summary).height} point(s), "
               f"{summary['scheduler'].n_unique()} scheduler(s)")
         print(format_summary_table(summary))
         try:
-            written = write_report(summary, out_dir, ratios=ratios, sources=sources, echo=print)
+            written = write_report(summary, out_dir, ratios=ratios, sources=sources, echo=print,
+                                   gaps=gaps)
         except OSError as err:
             raise InputError(str(out_dir), first_line(err)) from None
         print(f"report: {written[0]}")

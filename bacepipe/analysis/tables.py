@@ -2,7 +2,8 @@
 
 ``report.md`` holds, in order: the sources, the notes (missing schedulers, points without the
 reference scheduler, duplicate rows), a pooled per-scheduler table, the figures (or why each was
-skipped), and one table per sweep point. ``summary.csv`` beside it holds the full summary. Every
+skipped), the gaps to the yardsticks of SPEC §15 (:mod:`bacepipe.analysis.yardsticks`), and one
+table per sweep point. ``summary.csv`` beside it holds the full summary. Every
 table lists schedulers by role (:mod:`bacepipe.analysis.roles`) and leads with the geometric mean
 of the paired ratios and its 95 % CI; the arithmetic mean follows. Files are written atomically.
 """
@@ -15,9 +16,11 @@ from pathlib import Path
 
 import polars as pl
 
-from bacepipe.analysis.figures import make_figures
+from bacepipe.analysis.figures import FIGURE_DIR, FigureOutcome, make_figures
 from bacepipe.analysis.roles import BASELINE, SCHEDULERS, role_of, scheduler_order
 from bacepipe.analysis.stats import at_point, describe_point, points
+from bacepipe.analysis.yardsticks import FIGURE as GAP_FIGURE
+from bacepipe.analysis.yardsticks import gaps_markdown, plot_gaps
 from bacepipe.io import atomic_write, atomic_write_text
 
 REPORT_FILE = "report.md"
@@ -197,6 +200,19 @@ def _pooled_table(summary: pl.DataFrame) -> list[str]:
     return _md_table(header, rows)
 
 
+def _gap_figure(gaps: pl.DataFrame, out_dir: Path) -> FigureOutcome:
+    """The figure of avg JCT ÷ LB by contention (:func:`yardsticks.plot_gaps`), written
+    atomically, or why it was skipped."""
+    label, title = "Gap", "avg JCT ÷ lower bound by contention (SPEC §15)"
+    fig = plot_gaps(gaps, f"{label}: {title}") if not gaps.is_empty() else None
+    if fig is None:
+        return FigureOutcome(label, title, None, "fewer than 2 GPU-scale or job-count values "
+                             "with a lower bound")
+    path = out_dir / FIGURE_DIR / GAP_FIGURE
+    atomic_write(path, lambda f: fig.savefig(f, dpi=120, format="png"))
+    return FigureOutcome(label, title, path, "one line per scheduler")
+
+
 def write_report(
     summary: pl.DataFrame,
     out_dir: str | Path,
@@ -204,6 +220,7 @@ def write_report(
     ratios: pl.DataFrame | None = None,
     sources: Sequence[Path] = (),
     echo: Callable[[str], None] | None = None,
+    gaps: pl.DataFrame | None = None,
 ) -> list[Path]:
     """Write ``report.md``, ``summary.csv`` and the figures into ``out_dir``, each atomically.
 
@@ -219,6 +236,9 @@ def write_report(
         The ``runs/`` datasets read, listed in the report.
     echo : callable, optional
         Receives one line per note and per figure written or skipped (the CLI passes ``print``).
+    gaps : polars.DataFrame, optional
+        :func:`bacepipe.analysis.yardsticks.gap_table` of the same rows: the section "Gaps to
+        the yardsticks" and its figure (omitted when None).
 
     Returns
     -------
@@ -235,9 +255,10 @@ def write_report(
     say = echo or (lambda _line: None)
     notes = report_notes(summary)
     outcomes = make_figures(summary, out_dir, ratios)
+    gap = _gap_figure(gaps, out_dir) if gaps is not None else None
     for line in notes:
         say(f"note: {line}")
-    for outcome in outcomes:
+    for outcome in [*outcomes, *([gap] if gap else [])]:
         say(outcome.line())
 
     md = ["# bacepipe report", ""]
@@ -261,6 +282,12 @@ def write_report(
         else:
             rel = o.path.relative_to(out_dir).as_posix()
             md += [f"**{o.label}**: {o.title} ({o.note})", "", f"![{o.label}]({rel})", ""]
+    if gap is not None:
+        rel = gap.path.relative_to(out_dir).as_posix() if gap.path is not None else None
+        md += gaps_markdown(gaps, rel)
+        if gap.path is None:
+            md += [f"- {gap.label} figure skipped: {gap.note}", ""]
+        outcomes.append(gap)
     md += ["## Per point", ""]
     everywhere = scheduler_order(summary["scheduler"].to_list())
     for point in points(summary).iter_rows(named=True):
