@@ -7,6 +7,7 @@ used only where the command line itself is under test.
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import json
 import math
 import os
@@ -86,6 +87,7 @@ def test_defaults():
     ("hardware", {"mfu": 1.5}, "hardware.mfu: must be <= 1"),
     ("hardware", {"seq_len": 0}, "hardware.seq_len: must be >= 1"),
     ("latency", "fast", "latency: must be one of none, geo"),
+    ("gpu_mix", "all", "gpu_mix: must be one of none, cloud, got 'all'"),
     ("bandwith_scale", 1.0, "bandwith_scale: unknown key"),
 ])
 def test_bad_values_name_the_field(key, value, message):
@@ -108,6 +110,8 @@ def test_dask_address_needs_dask():
     (["bandwith_scale=1"], "bacepipe.sweep: bandwith_scale: unknown key"),
     (["scenario=missing.yaml"], "bacepipe.sweep: scenario: no such file"),
     (["+preset=nope"], "bacepipe.sweep: In 'config': Could not find 'preset/nope'"),
+    (["scenario=paper", "gpu_mix=cloud"],
+     "bacepipe.sweep: gpu_mix: cloud applies to random and aws10 only, not scenario=paper"),
 ])
 def test_cli_bad_value_is_one_line_and_exit_2(tmp_path, args, message):
     proc = cli(*args, f"results_dir={tmp_path / 'r'}", "topologies=3", cwd=tmp_path)
@@ -126,27 +130,49 @@ def _compose(overrides):
         return compose("config", overrides=overrides, return_hydra_config=True)
 
 
+def _grid(preset: str) -> tuple[dict, list]:
+    """A preset's sweeper params and the validated settings of every point of its grid, each
+    composed as Hydra composes a multirun job (a config group among the params, such as
+    ``grid_point``, is chosen by composition, not by a value)."""
+    cfg = _compose([f"+preset={preset}"])
+    params = {k: str(v).split(",") for k, v in (cfg.hydra.sweeper.params or {}).items()}
+    points = []
+    for values in itertools.product(*params.values()):
+        job = _compose([f"+preset={preset}",
+                        *(f"{k}={v}" for k, v in zip(params, values, strict=True))])
+        points.append(validate({k: v for k, v in job.items() if k != "hydra"}))
+    return cfg, params, points
+
+
 @pytest.mark.parametrize("preset", sorted(p.stem for p in (SWEEPS_DIR / "preset").glob("*.yaml")))
 def test_every_config_file_composes_and_validates(preset):
-    cfg = _compose([f"+preset={preset}"])
-    params = dict(cfg.hydra.sweeper.params or {})
+    cfg, params, points = _grid(preset)
     task = {k: v for k, v in cfg.items() if k != "hydra"}
     validate(task)
-    # Each point of the preset's grid validates too.
-    for key, values in params.items():
-        for value in str(values).split(","):
-            validate({**task, key: yaml.safe_load(value)})
+    assert len(points) == math.prod(len(v) for v in params.values())
     if preset == "fig8":
         assert task["schedulers"] == ["bace_pipe", "bace_pipe_no_priority",
                                       "bace_pipe_no_pathfinder", "bace_pipe_no_costmin"]
     expected = {"fig4": {"scenario"}, "fig5": {"scenario", "bandwidth_scale"},
                 "fig6": {"scenario", "gpu_scale"}, "fig7": {"scenario", "num_jobs"},
                 "fig8": {"scenario"}, "all": set(),
-                "realistic": {"scenario", "arrivals", "latency", "memory_model", "price_profile"}}
+                "realistic": {"scenario", "arrivals", "latency", "memory_model", "price_profile"},
+                "hetero": {"grid_point"}, "optimality": {"scenario"}}
     assert set(params) == expected[preset]
     raw = OmegaConf.to_container(cfg.hydra, resolve=False)  # the ${now:...} templates
     assert "%f" in raw["run"]["dir"] and "%f" in raw["sweep"]["dir"]
     assert raw["run"]["dir"].startswith("outputs/") and raw["sweep"]["dir"].startswith("outputs/")
+
+
+def test_hetero_preset_is_figures_4_to_7_on_random_and_aws10_at_the_default_point():
+    _, _, points = _grid("hetero")
+    axes = {(s.scenario, s.bandwidth_scale, s.gpu_scale, s.num_jobs) for s in points}
+    figure = {(1.0, 1.0, 8), (0.3, 1.0, 8), (1.5, 1.0, 8), (1.0, 0.5, 8), (1.0, 1.25, 8),
+              *((1.0, 1.0, j) for j in (12, 16, 20, 24))}
+    assert axes == {("random", *a) for a in figure} | {("aws10", 1.0, 1.0, 8)}
+    assert len(points) == len(axes)
+    assert all(s.gpu_mix == "cloud" and s.schedulers == SCHEDULERS and s.save_jobs
+               and s.start_rule == "greedy" for s in points)
 
 
 def test_schema_defaults_match_the_composed_config():
@@ -195,6 +221,10 @@ def test_point_layout_columns_and_manifest(tmp_path):
     assert set(jobs["dataset"].unique()) <= {"Alpaca-52k", "WikiText-103", "OpenWebText"}
     assert (jobs["jct_h"] - jobs["wait_h"] - jobs["execution_h"]).abs().max() < 1e-9
     assert (jobs["regions"] == jobs["path"].str.count_matches(">") + 1).all()
+    assert (jobs["path_gpus"].str.split(">").list.eval(pl.element().cast(pl.Int64)).list.sum()
+            == jobs["gpus"]).all()
+    # gpu_mix=none: no region names a type
+    assert (jobs["path_gpu_types"] == jobs["path"].str.replace_all("[^>]", "")).all()
 
     manifest = json.loads(report.paths.manifest.read_text())
     assert report.paths.manifest.parent == tmp_path / "manifests" / part.relative_to(
@@ -213,7 +243,7 @@ def test_settings_that_change_rows_get_their_own_point(tmp_path):
     base = run_point(settings(tmp_path)).paths.point_id
     for change in ({"seed": 1}, {"num_regions": 5}, {"topologies": 13},
                    {"hardware": {"mfu": 0.5}}, {"latency": "geo"}, {"plan_slack": 0.5},
-                   {"start_rule": "wait_if_faster"}):
+                   {"start_rule": "wait_if_faster"}, {"gpu_mix": "cloud"}):
         pid = prepare_point(settings(tmp_path, **change)).paths.point_id
         assert pid != base, change
     # Settings that do not change rows share it (workers, chunk layout of another run aside);
@@ -289,6 +319,8 @@ def test_summary_means_and_paired_ratios():
     ("random", {"bandwidth_scale": 0.3, "gpu_scale": 0.75, "num_jobs": 10, "num_regions": 5}),
     ("paper", {"bandwidth_scale": 1.5}),
     ("random", {"latency": "geo", "price_profile": "business"}),
+    ("random", {"gpu_mix": "cloud", "num_regions": 4, "gpu_scale": 0.5}),
+    ("aws10", {"gpu_mix": "cloud", "num_jobs": 6}),
 ])
 def test_any_row_replays_through_run_scenario(tmp_path, scenario, options):
     s = settings(tmp_path, scenario=scenario, seed=7, topologies=9, save_jobs=True, **options)
@@ -300,6 +332,9 @@ def test_any_row_replays_through_run_scenario(tmp_path, scenario, options):
                                  & (pl.col("scheduler") == scheduler)).collect().row(0, named=True)
         scen = bacepipe.generate_scenario(scenario, 7, topology, **gen)
         result = bacepipe.run_scenario(scen, scheduler)
+        gpu_type = {r["name"]: r.get("gpu_type") or "" for r in scen["regions"]}
+        if options.get("gpu_mix") == "cloud":
+            assert set(gpu_type.values()) <= {"A6000", "A100", "L40S", "H100"}
         for metric in METRICS:
             assert math.isclose(result[metric], row[metric], rel_tol=1e-12, abs_tol=1e-12), metric
         mine = jobs.filter((pl.col("topology") == topology)
@@ -308,6 +343,8 @@ def test_any_row_replays_through_run_scenario(tmp_path, scenario, options):
             assert job["name"] == theirs["name"] and job["k_star"] == theirs["k_star"]
             assert job["path"].split(">") == theirs["path"]
             assert job["gpus"] == sum(theirs["gpus"].values())
+            assert job["path_gpus"].split(">") == [str(theirs["gpus"][r]) for r in theirs["path"]]
+            assert job["path_gpu_types"].split(">") == [gpu_type[r] for r in theirs["path"]]
             assert job["jct_h"] == theirs["jct_h"] and job["cost"] == theirs["cost"]
 
 

@@ -26,10 +26,13 @@ from bacepipe.sweep.verify import check_chunk
 #: Columns of the runs table, in order: identity, SPEC §10 metrics (all float64), then
 #: ``plan_slack`` (SPEC §14: the setting of spt_plan, on every row of the point).
 RUN_COLUMNS = ("seed", "topology", "scheduler", *METRICS, "plan_slack")
-#: Columns of the per-job table (SPEC §10), in order.
+#: Columns of the per-job table (SPEC §10), in order. ``path_gpus`` and ``path_gpu_types`` are
+#: the GPU count and the GPU type name (SPEC §16; "" for a region without a type) of each region
+#: of ``path``, in the same order and with the same separator (``8>2``, ``A100>H100``).
 JOB_COLUMNS = ("seed", "topology", "scheduler", "job", "name", "model", "dataset", "k_star",
-               "gpus", "regions", "path", "wait_h", "execution_h", "jct_h", "cost")
-#: Separator of region names in the jobs table's ``path`` column (pipeline order).
+               "gpus", "regions", "path", "path_gpus", "path_gpu_types", "wait_h",
+               "execution_h", "jct_h", "cost")
+#: Separator of the regions in the jobs table's ``path*`` columns (pipeline order).
 PATH_SEPARATOR = ">"
 
 
@@ -51,7 +54,7 @@ def make_batch(s: SweepSettings, start: int, stop: int) -> ScenarioBatch:
         s.scenario, s.seed, np.arange(start, stop), bandwidth_scale=s.bandwidth_scale,
         gpu_scale=s.gpu_scale, num_jobs=s.num_jobs, num_regions=s.num_regions,
         hardware=s.hardware, start_rule=s.start_rule, plan_slack=s.plan_slack,
-        **s.extensions)
+        gpu_mix=s.gpu_mix, **s.extensions)
 
 
 def check_status(batch: ScenarioBatch, result: BatchResult, start: int) -> None:
@@ -90,10 +93,16 @@ def job_columns(spec: ChunkSpec, batch: ScenarioBatch, result: BatchResult, s: i
     arrival_s = batch.arrival_h * 3600.0
     start_s, end_s = result.start_s[:, s], result.end_s[:, s]
     names = np.asarray(batch.region_names, dtype=object)
-    paths = np.empty((t, j), dtype=object)
+    # Type name per (topology, region); index -1 (no type: the hardware's values) picks "".
+    type_names = np.asarray([name for name, _ in batch.gpu_types] + [""], dtype=object)
+    region_types = type_names[batch.gpu_type]
+    paths, counts, types = (np.empty((t, j), dtype=object) for _ in range(3))
     for idx in np.ndindex(t, j):
         n = result.path_len[idx[0], s, idx[1]]
-        paths[idx] = PATH_SEPARATOR.join(names[result.path[idx[0], s, idx[1]][:n]])
+        on_path = result.path[idx[0], s, idx[1]][:n]
+        paths[idx] = PATH_SEPARATOR.join(names[on_path])
+        counts[idx] = PATH_SEPARATOR.join(map(str, result.alloc[idx[0], s, idx[1]][on_path]))
+        types[idx] = PATH_SEPARATOR.join(region_types[idx[0], on_path])
     dataset_names = np.asarray([d for d, _ in DATASETS] + [""], dtype=object)
     return {
         "seed": np.full(t * j, spec.settings.seed, dtype=np.int64),
@@ -107,6 +116,8 @@ def job_columns(spec: ChunkSpec, batch: ScenarioBatch, result: BatchResult, s: i
         "gpus": result.alloc[:, s].sum(axis=2).reshape(-1),
         "regions": result.path_len[:, s].reshape(-1),
         "path": paths.reshape(-1),
+        "path_gpus": counts.reshape(-1),
+        "path_gpu_types": types.reshape(-1),
         "wait_h": ((start_s - arrival_s) / 3600.0).reshape(-1),
         "execution_h": ((end_s - start_s) / 3600.0).reshape(-1),
         "jct_h": ((end_s - arrival_s) / 3600.0).reshape(-1),

@@ -21,16 +21,14 @@ from omegaconf import DictConfig, OmegaConf
 from omegaconf.errors import OmegaConfBaseException
 
 from bacepipe.errors import InputError
-from bacepipe.model.generate import BUILTIN_SCENARIOS
-from bacepipe.model.hardware import Hardware
+from bacepipe.model.generate import BUILTIN_SCENARIOS, GPU_MIX_SCENARIOS
+from bacepipe.model.hardware import GPU_MIXES, Hardware
 from bacepipe.model.scenario import ARRIVALS, LATENCY_MODES, MEMORY_MODELS, parse_hardware
 from bacepipe.model.tables import PRICE_PROFILES
 from bacepipe.policies import SCENARIO_START_RULES, SCHEDULERS, check_schedulers, load_plugins
 
 BACKENDS = ("loky", "dask")
 UNPLACEABLE = ("error", "record")
-#: SPEC §16 ``gpu_mix``: only ``none`` until heterogeneous GPU types exist (issue 15).
-GPU_MIXES = ("none",)
 #: Repository root: ``conf/`` (the Hydra config) and ``sweeps/`` (presets) live there.
 REPO_ROOT = Path(__file__).resolve().parents[2]
 CONF_DIR = REPO_ROOT / "conf"
@@ -88,7 +86,9 @@ class SweepConfig:
     start_rule : ``greedy`` or ``wait_if_faster`` (SPEC §13), for every scheduler that does not
         fix its own.
     plan_slack : the slack ε of ``spt_plan`` (SPEC §14, >= 0); a column of the runs table.
-    gpu_mix : GPU types of random worlds (SPEC §16); only ``none`` so far.
+    gpu_mix : GPU types of the regions (SPEC §16): ``none`` (the hardware's own values) or
+        ``cloud`` (each region's type drawn from A6000, A100, L40S, H100; ``random`` and
+        ``aws10`` only). A fixed hive level.
     plugins : Python files or module names that register schedulers (docs/extending.md);
         loaded before ``schedulers`` is checked, and in every worker.
     """
@@ -412,6 +412,10 @@ def validate(cfg: DictConfig | Mapping) -> SweepSettings:
     if "trace" in extensions:
         extensions["trace"] = os.path.abspath(extensions["trace"])
     scenario = checked["scenario"]
+    if checked["gpu_mix"] != "none" and scenario not in GPU_MIX_SCENARIOS:
+        raise InputError("gpu_mix", f"{checked['gpu_mix']} applies to "
+                         f"{' and '.join(GPU_MIX_SCENARIOS)} only, not "
+                         f"scenario={checked['scenario']}")
     if scenario not in BUILTIN_SCENARIOS:
         scenario = os.path.abspath(scenario)
     return SweepSettings(

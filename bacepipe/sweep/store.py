@@ -66,7 +66,7 @@ SCENARIO_DEFAULT = "default"
 SCHEDULER_KEY = b"bacepipe.scheduler_identity"
 
 _INT = ("seed", "topology", "job", "k_star", "gpus", "regions")
-_STR = ("scheduler", "name", "model", "dataset", "path")
+_STR = ("scheduler", "name", "model", "dataset", "path", "path_gpus", "path_gpu_types")
 RUN_SCHEMA = pa.schema([(c, pa.int64() if c in _INT else pa.string() if c in _STR
                          else pa.float64()) for c in RUN_COLUMNS])
 JOB_SCHEMA = pa.schema([(c, pa.int64() if c in _INT else pa.string() if c in _STR
