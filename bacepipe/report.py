@@ -18,7 +18,9 @@ from pathlib import Path
 
 import polars as pl
 
+from bacepipe.analysis.fleets import type_shares
 from bacepipe.analysis.load import RUNS_DIR, find_runs, scan_runs
+from bacepipe.analysis.mechanism import scan_jobs
 from bacepipe.analysis.stats import paired_ratios, points, summarize
 from bacepipe.analysis.tables import format_summary_table, write_report
 from bacepipe.analysis.yardsticks import gap_table, scan_yardsticks
@@ -72,12 +74,14 @@ def main(argv: list[str] | None = None) -> int:
             raise InputError(args.paths[0], "the runs/ datasets hold no result rows")
         ratios = paired_ratios(lf).collect()
         gaps = gap_table(scan_yardsticks(sources), n_resamples=args.resamples, seed=args.seed)
+        jobs = scan_jobs(sources)
+        types = type_shares(jobs) if jobs is not None else None
         print(f"read {len(sources)} runs/ dataset(s): {points(summary).height} point(s), "
               f"{summary['scheduler'].n_unique()} scheduler(s)")
         print(format_summary_table(summary))
         try:
             written = write_report(summary, out_dir, ratios=ratios, sources=sources, echo=print,
-                                   gaps=gaps)
+                                   gaps=gaps, types=types)
         except OSError as err:
             raise InputError(str(out_dir), first_line(err)) from None
         print(f"report: {written[0]}")

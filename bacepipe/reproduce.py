@@ -16,11 +16,13 @@ conclusions in the SPEC §12 worlds (:mod:`bacepipe.analysis.worlds`), the motiv
 SPEC §8 (simulated here, never tuned), and the figures. Claims and worlds are read under the
 ``greedy`` start rule (SPEC §5's literal reading); a section beside them evaluates every claim
 under both start rules of SPEC §13 (:mod:`bacepipe.analysis.start_rules`), with the per-job
-mechanism (:mod:`bacepipe.analysis.mechanism`, needs ``save_jobs=true``), and one compares the
-schedulers of role ``ours`` with BACE-Pipe (:mod:`bacepipe.analysis.ours`). Those two are filled
-by the studies ``+preset/study=start_rules`` and ``+preset/study=ours``:
-``--run --presets all,study/start_rules,study/ours,realistic`` runs them too. Bad input prints
-one line and exits 2.
+mechanism (:mod:`bacepipe.analysis.mechanism`, needs ``save_jobs=true``), one compares the
+schedulers of role ``ours`` with BACE-Pipe (:mod:`bacepipe.analysis.ours`), and one reads the
+claims and ours again on mixed GPU fleets, with the share of GPU-hours, energy and cost per GPU
+type (:mod:`bacepipe.analysis.fleets`, SPEC §16). They are filled by the studies
+``+preset/study=start_rules``, ``+preset/study=ours`` and the preset ``+preset=hetero``:
+``--run --presets all,study/start_rules,study/ours,hetero,realistic`` runs them too. Bad input
+prints one line and exits 2.
 """
 
 from __future__ import annotations
@@ -52,6 +54,8 @@ from bacepipe.analysis.claims import (
     model_filter,
     verdict_counts,
 )
+from bacepipe.analysis.fleets import FIGURE as FLEET_FIGURE
+from bacepipe.analysis.fleets import fleet_section, type_shares
 from bacepipe.analysis.mechanism import (
     FIGURE as MECHANISM_FIGURE,
 )
@@ -70,6 +74,8 @@ from bacepipe.analysis.schema import point_columns
 from bacepipe.analysis.start_rules import compare_rules, start_rules_markdown
 from bacepipe.analysis.stats import points
 from bacepipe.analysis.worlds import evaluate_worlds, worlds_markdown
+from bacepipe.analysis.yardsticks import FIGURE as GAP_FIGURE
+from bacepipe.analysis.yardsticks import gap_table, scan_yardsticks
 from bacepipe.cli import OneLineParser, run_cli
 from bacepipe.errors import InputError
 from bacepipe.io import atomic_write, atomic_write_text
@@ -108,6 +114,8 @@ FIGURE_TITLES = {
     "jct_ratio_cdf.png": "CDF of per-topology avg-JCT ratios",
     MECHANISM_FIGURE: "GPUs at start ÷ K* and waiting time per scheduler and start rule",
     PLANE_FIGURE: "JCT–cost plane of role ours, with spt_plan's plan_slack curve",
+    FLEET_FIGURE: "share of GPU-hours, energy and cost by GPU type (gpu_mix=cloud)",
+    GAP_FIGURE: "avg JCT ÷ lower bound (SPEC §15) by GPU scale and job count",
 }
 
 
@@ -124,7 +132,8 @@ def _parser() -> OneLineParser:
     p.add_argument("--run", action="store_true", help="run the presets of --presets first")
     p.add_argument("--presets", default=",".join(PRESETS), metavar="NAMES",
                    help="comma-separated presets --run sweeps, in order (default "
-                   f"{','.join(PRESETS)}; the studies: study/start_rules, study/ours)")
+                   f"{','.join(PRESETS)}; the studies: study/start_rules, study/ours; mixed "
+                   "fleets: hetero)")
     p.add_argument("--topologies", type=int, default=1000, metavar="N",
                    help="topologies per sweep point with --run (default 1000)")
     return p
@@ -173,15 +182,20 @@ def write_reports(results: Path) -> tuple[pl.LazyFrame, pl.DataFrame, dict[str, 
     if summary.is_empty():
         raise InputError(str(results), "the runs/ datasets hold no result rows")
     ratios = paired_ratios(lf).collect()
+    gaps = gap_table(scan_yardsticks(sources), n_resamples=N_RESAMPLES, seed=BOOT_SEED)
+    jobs = scan_jobs(sources)
+    types = type_shares(jobs) if jobs is not None else None
     report = results / "report"
-    write_report(summary, report, ratios=ratios, sources=sources)
+    write_report(summary, report, ratios=ratios, sources=sources, gaps=gaps, types=types)
     per_scenario = {}
     if "scenario" in summary.columns:
         for scenario in sorted(summary["scenario"].drop_nulls().unique().to_list()):
             where = pl.col("scenario") == scenario
             per_scenario[scenario] = report / scenario
             write_report(summary.filter(where), report / scenario, ratios=ratios.filter(where),
-                         sources=sources)
+                         sources=sources, gaps=gaps.filter(where),
+                         types=None if types is None or types.is_empty() else
+                         types.filter(where))
     print(f"{PROG}: report {report / 'report.md'}", flush=True)
     return lf, summary, per_scenario
 
@@ -443,6 +457,7 @@ def build(results: Path, out: Path, command: str) -> Path:
     greedy = lf.filter(model_filter(lf.collect_schema().names(), DEFAULT_RULE))
     md += worlds_markdown(*evaluate_worlds(greedy, n_resamples=N_RESAMPLES, seed=BOOT_SEED))
     md += ours_section(lf, out)
+    md += fleet_section(lf, scan_jobs([results]), out, n_resamples=N_RESAMPLES, seed=BOOT_SEED)
     md += motivation_markdown(motivation(), motivation_facts())
     md += figures_markdown(copied, out)
     md += points_markdown(summary)

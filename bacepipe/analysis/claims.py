@@ -45,6 +45,8 @@ from bacepipe.analysis.stats import summarize, world_filter
 SCENARIOS = ("paper", "random")
 #: The start rule (SPEC §13) the paper's claims are read under by default: §5's literal reading.
 DEFAULT_RULE = "greedy"
+#: The GPU mix (SPEC §16) the claims are read under by default: one type, the paper's.
+DEFAULT_MIX = "none"
 DEFAULT_AXES = {"bandwidth_scale": 1.0, "gpu_scale": 1.0, "num_jobs": 8}
 #: |ratio − 1| below this is called "no effect" in a reason (the verdict is unchanged).
 NEGLIGIBLE = 1e-3
@@ -349,8 +351,10 @@ def _claim_filter(claims: Iterable[Claim], scenarios: Iterable[str]) -> pl.Expr:
     return expr
 
 
-def model_filter(columns: list[str] | tuple[str, ...], start_rule: str = DEFAULT_RULE) -> pl.Expr:
-    """Rows simulated under ``start_rule`` (SPEC §13) with a single GPU type (SPEC §16).
+def model_filter(columns: list[str] | tuple[str, ...], start_rule: str = DEFAULT_RULE,
+                 gpu_mix: str = DEFAULT_MIX) -> pl.Expr:
+    """Rows simulated under ``start_rule`` (SPEC §13) with the GPU types of ``gpu_mix`` (SPEC
+    §16; default ``none``: a single type).
 
     A missing ``start_rule`` column or a null value reads as ``greedy`` (results from before the
     switch), a missing ``gpu_mix`` or a null as ``none``.
@@ -361,7 +365,9 @@ def model_filter(columns: list[str] | tuple[str, ...], start_rule: str = DEFAULT
     elif start_rule != DEFAULT_RULE:
         expr = pl.lit(False)
     if "gpu_mix" in columns:
-        expr = expr & (pl.col("gpu_mix").fill_null("none") == "none")
+        expr = expr & (pl.col("gpu_mix").fill_null(DEFAULT_MIX) == gpu_mix)
+    elif gpu_mix != DEFAULT_MIX:
+        expr = pl.lit(False)
     return expr
 
 
@@ -373,6 +379,7 @@ def evaluate_claims(
     n_resamples: int = 2000,
     seed: int = 0,
     start_rule: str = DEFAULT_RULE,
+    gpu_mix: str = DEFAULT_MIX,
 ) -> list[ClaimResult]:
     """Every claim on every scenario, in claim order, then scenario order.
 
@@ -384,6 +391,7 @@ def evaluate_claims(
     claims, scenarios : the claims (default :data:`CLAIMS`) and scenarios to evaluate.
     n_resamples, seed : bootstrap settings, as :func:`bacepipe.analysis.summarize`.
     start_rule : the SPEC §13 rule whose rows are read (:func:`model_filter`).
+    gpu_mix : the SPEC §16 GPU mix whose rows are read (``none`` or ``cloud``).
 
     Returns
     -------
@@ -396,7 +404,7 @@ def evaluate_claims(
     summaries: dict[str, pl.DataFrame] = {}
     if not absent:
         # The paper's world (no SPEC §12 switch set) under one start rule and one GPU type.
-        lf = lf.filter(world_filter(names) & model_filter(names, start_rule))
+        lf = lf.filter(world_filter(names) & model_filter(names, start_rule, gpu_mix))
         for base in dict.fromkeys(c.baseline for c in claims):
             mine = [c for c in claims if c.baseline == base]
             part = lf.filter(_claim_filter(mine, scenarios))

@@ -30,6 +30,10 @@ JOBS_DIR = "jobs"
 #: Per-job columns read (SPEC §10).
 JOB_VALUES = {"job": pl.Int64(), "k_star": pl.Int64(), "gpus": pl.Int64(),
               "wait_h": pl.Float64(), "jct_h": pl.Float64(), "cost": pl.Float64()}
+#: Per-job columns read when a file has them (null otherwise): the execution time and, per
+#: pipeline region in path order, the GPU count and type (``8>2``, ``A100>H100``; SPEC §16).
+OPTIONAL_JOB_VALUES = {"execution_h": pl.Float64(), "path_gpus": pl.String(),
+                       "path_gpu_types": pl.String()}
 FIGURE = "start_rule_mechanism.png"
 _FONT = 9
 
@@ -49,7 +53,7 @@ def scan_jobs(paths: Iterable[str | os.PathLike[str]]) -> pl.LazyFrame | None:
     :func:`bacepipe.analysis.find_runs` finds them), with their hive keys; None without any.
 
     Columns: the hive keys (typed as :func:`bacepipe.analysis.scan_runs` types them), ``seed``,
-    ``topology``, ``scheduler`` and :data:`JOB_VALUES`.
+    ``topology``, ``scheduler``, :data:`JOB_VALUES` and :data:`OPTIONAL_JOB_VALUES`.
     """
     frames = []
     for runs_dir in find_runs(paths):
@@ -67,6 +71,8 @@ def scan_jobs(paths: Iterable[str | os.PathLike[str]]) -> pl.LazyFrame | None:
             exprs = [pl.lit(v, dtype=HIVE_SCHEMA.get(k, pl.String())).alias(k)
                      for k, v in keys.items() if k not in names]
             exprs += [pl.col(c).cast(t) for c, t in {**ID_COLUMNS, **JOB_VALUES}.items()]
+            exprs += [(pl.col(c) if c in names else pl.lit(None)).cast(t).alias(c)
+                      for c, t in OPTIONAL_JOB_VALUES.items()]
             frames.append(lf.select(exprs))
     return pl.concat(frames, how="diagonal_relaxed") if frames else None
 

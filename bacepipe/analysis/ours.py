@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 import polars as pl
 
-from bacepipe.analysis.claims import DEFAULT_AXES, DEFAULT_RULE, model_filter
+from bacepipe.analysis.claims import DEFAULT_AXES, DEFAULT_MIX, DEFAULT_RULE, model_filter
 from bacepipe.analysis.roles import BASELINE, of_role
 from bacepipe.analysis.schema import AXIS_DEFAULTS, point_columns
 from bacepipe.analysis.stats import non_default, paired_ratios, summarize, world_filter
@@ -85,11 +85,13 @@ def _default_slack(names: list[str]) -> pl.Expr:
 
 
 def evaluate_ours(lf: pl.LazyFrame, scenario: str = "random", start_rule: str = DEFAULT_RULE,
-                  *, n_resamples: int = 2000, seed: int = 0) -> OursResult | None:
+                  *, n_resamples: int = 2000, seed: int = 0,
+                  gpu_mix: str = DEFAULT_MIX) -> OursResult | None:
     """Role ``ours`` against BACE-Pipe on ``scenario`` (see the module docstring); None when no
-    scheduler of role ``ours`` has a paired result there."""
+    scheduler of role ``ours`` has a paired result there. ``gpu_mix`` (SPEC §16): the GPU mix
+    whose rows are read (default ``none``, one type)."""
     names = lf.collect_schema().names()
-    where = world_filter(names) & model_filter(names, start_rule)
+    where = world_filter(names) & model_filter(names, start_rule, gpu_mix)
     if "scenario" in names:
         where = where & (pl.col("scenario") == scenario)
     lf = lf.filter(where)

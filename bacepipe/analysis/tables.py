@@ -2,8 +2,10 @@
 
 ``report.md`` holds, in order: the sources, the notes (missing schedulers, points without the
 reference scheduler, duplicate rows), a pooled per-scheduler table, the figures (or why each was
-skipped), the gaps to the yardsticks of SPEC §15 (:mod:`bacepipe.analysis.yardsticks`), and one
-table per sweep point. ``summary.csv`` beside it holds the full summary. Every
+skipped), the gaps to the yardsticks of SPEC §15 (:mod:`bacepipe.analysis.yardsticks`), the
+share of GPU-hours, energy and cost per GPU type on a mixed fleet (SPEC §16,
+:mod:`bacepipe.analysis.fleets`, from per-job rows), and one table per sweep point.
+``summary.csv`` beside it holds the full summary. Every
 table lists schedulers by role (:mod:`bacepipe.analysis.roles`) and leads with the geometric mean
 of the paired ratios and its 95 % CI; the arithmetic mean follows. Files are written atomically.
 """
@@ -17,6 +19,8 @@ from pathlib import Path
 import polars as pl
 
 from bacepipe.analysis.figures import FIGURE_DIR, FigureOutcome, make_figures
+from bacepipe.analysis.fleets import FIGURE as TYPE_FIGURE
+from bacepipe.analysis.fleets import fleet_point, type_shares_markdown, write_type_figure
 from bacepipe.analysis.roles import BASELINE, SCHEDULERS, role_of, scheduler_order
 from bacepipe.analysis.stats import at_point, describe_point, points
 from bacepipe.analysis.yardsticks import FIGURE as GAP_FIGURE
@@ -221,6 +225,7 @@ def write_report(
     sources: Sequence[Path] = (),
     echo: Callable[[str], None] | None = None,
     gaps: pl.DataFrame | None = None,
+    types: pl.DataFrame | None = None,
 ) -> list[Path]:
     """Write ``report.md``, ``summary.csv`` and the figures into ``out_dir``, each atomically.
 
@@ -239,6 +244,10 @@ def write_report(
     gaps : polars.DataFrame, optional
         :func:`bacepipe.analysis.yardsticks.gap_table` of the same rows: the section "Gaps to
         the yardsticks" and its figure (omitted when None).
+    types : polars.DataFrame, optional
+        :func:`bacepipe.analysis.fleets.type_shares` of the per-job rows: the section "GPU
+        types" (share of GPU-hours, energy and cost per type on a mixed fleet) and its figure
+        (omitted when None).
 
     Returns
     -------
@@ -288,6 +297,16 @@ def write_report(
         if gap.path is None:
             md += [f"- {gap.label} figure skipped: {gap.note}", ""]
         outcomes.append(gap)
+    if types is not None:
+        md += ["## GPU types (SPEC §16)", ""]
+        at = fleet_point(types)
+        path = out_dir / FIGURE_DIR / TYPE_FIGURE
+        title = "Share of GPU-hours, energy and cost by GPU type (gpu_mix=cloud)"
+        drawn = write_type_figure(at, path, title)
+        if drawn:
+            outcomes.append(FigureOutcome("Types", title, path, "one bar per scheduler"))
+            say(outcomes[-1].line())
+        md += type_shares_markdown(at, f"{FIGURE_DIR}/{TYPE_FIGURE}" if drawn else None)
     md += ["## Per point", ""]
     everywhere = scheduler_order(summary["scheduler"].to_list())
     for point in points(summary).iter_rows(named=True):
