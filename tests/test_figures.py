@@ -129,7 +129,39 @@ def _overlap(a, b) -> bool:
 def test_no_text_leaves_the_canvas_or_overlaps(rendered, kind):
     outcome, build = rendered[kind]
     assert build is not None, outcome.note
-    fig = drawn(build)
+    check_layout(drawn(build), kind)
+
+
+def _gap_figure():
+    """The yardstick figure (analysis/yardsticks.py) with every scheduler of :data:`NAMES`."""
+    from bacepipe.analysis.yardsticks import GAP_COLUMNS, plot_gaps
+
+    rows = [{"scenario": "random", "gpu_scale": g, "num_jobs": j, "scheduler": n,
+             **{c: 1 for c in GAP_COLUMNS}, "lb_gap_gmean": 1.0 + k / 10 + g,
+             "lb_gap_gmean_ci_low": 1.0 + k / 10, "lb_gap_gmean_ci_high": 1.2 + k / 10 + g}
+            for k, n in enumerate(NAMES) for g, j in ((1.0, 8), (0.5, 8), (1.25, 8), (1.0, 24))]
+    return plot_gaps(pl.DataFrame(rows), "Gap: avg JCT ÷ lower bound by contention (SPEC §15)")
+
+
+def _type_figure():
+    """The GPU-type share figure (analysis/fleets.py) with every scheduler of :data:`NAMES`."""
+    from bacepipe.analysis.fleets import plot_type_shares
+
+    types = ("A6000", "A100", "L40S", "H100")
+    rows = [{"scheduler": n, "gpu_type": t, "gpu_h_share": 0.25, "energy_share": 0.25,
+             "cost_share": 0.25} for n in NAMES for t in types]
+    return plot_type_shares(pl.DataFrame(rows), "Share of GPU-hours, energy and cost by GPU "
+                            "type: scenario=random, gpu_mix=cloud")
+
+
+@pytest.mark.parametrize("build", [_gap_figure, _type_figure], ids=["gap", "types"])
+def test_report_section_figures_keep_text_on_the_canvas(build):
+    check_layout(drawn(build), build.__name__)
+
+
+def check_layout(fig, kind: str) -> None:
+    """No text outside the canvas; titles, labels and legends do not overlap each other, and
+    tick labels overlap none of them."""
     canvas = fig.bbox
     for artist, box in _texts(fig):
         assert (box.x0 >= -0.5 and box.y0 >= -0.5 and box.x1 <= canvas.x1 + 0.5

@@ -294,7 +294,9 @@ def plot_type_shares(at: pl.DataFrame, title: str):
     types = [t for t in [*GPU_CATALOG, NO_TYPE] if t in at["gpu_type"].to_list()]
     types += sorted(set(at["gpu_type"].to_list()) - set(types))
     cmap = colormaps["tab10"]
-    colors = {t: cmap(i % 10) for i, t in enumerate([*GPU_CATALOG, NO_TYPE, *types])}
+    # Stable colours: the catalog's order first, so a type has one colour in every figure.
+    colors = {t: cmap(i % 10) for i, t in enumerate(dict.fromkeys([*GPU_CATALOG, NO_TYPE,
+                                                                   *types]))}
     fig = Figure(figsize=(11.0, 1.6 + 0.32 * len(names)), layout="constrained")
     y = np.arange(len(names))
     panels = (("gpu_h_share", "GPU-hours"), ("energy_share", "energy (GPU-h × power_kw)"),
@@ -308,6 +310,7 @@ def plot_type_shares(at: pl.DataFrame, title: str):
             left += share
         ax.set_xlim(0.0, 1.0)
         ax.set_title(f"share of {label}", fontsize=_FONT)
+        ax.set_xlabel("share of the scheduler's total", fontsize=_FONT - 1)
         ax.tick_params(labelsize=_FONT - 1)
     fig.axes[0].set_yticks(y, names)
     fig.axes[0].invert_yaxis()

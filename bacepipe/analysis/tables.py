@@ -294,7 +294,7 @@ def write_report(
     if gap is not None:
         rel = gap.path.relative_to(out_dir).as_posix() if gap.path is not None else None
         md += gaps_markdown(gaps, rel)
-        if gap.path is None:
+        if gap.path is None and gaps["n_lb"].sum() > 0:
             md += [f"- {gap.label} figure skipped: {gap.note}", ""]
         outcomes.append(gap)
     if types is not None:
