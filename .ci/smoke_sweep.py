@@ -27,7 +27,8 @@ SCALES = (0.5, 1.0)
 TOPOLOGIES = 50
 SCHEDULERS = len(DEFAULT_SCHEDULERS)
 COLUMNS = {"seed": pl.Int64, "topology": pl.Int64, "scheduler": pl.String,
-           **{m: pl.Float64 for m in METRICS}, "plan_slack": pl.Float64, "scenario": pl.String,
+           **{m: pl.Float64 for m in METRICS}, "plan_slack": pl.Float64,
+           "lower_bound_h": pl.Float64, "scenario": pl.String,
            "bandwidth_scale": pl.Float64, "gpu_scale": pl.Float64, "num_jobs": pl.Int64,
            **{k: pl.String for k in ("arrivals", "latency", "memory_model", "price_profile",
                                      "start_rule", "gpu_mix")},
@@ -80,6 +81,8 @@ def main() -> int:
             fail(f"{df['scheduler'].n_unique()} schedulers, expected {SCHEDULERS}")
         if (df["avg_jct_h"] <= 0).any() or (df["total_cost"] <= 0).any():
             fail("a run with avg_jct_h or total_cost <= 0")
+        if not ((df["lower_bound_h"] > 0) & (df["lower_bound_h"] <= df["avg_jct_h"])).all():
+            fail("a run whose lower_bound_h is not in (0, avg_jct_h] (SPEC §15)")
         print(f"smoke_sweep: OK: {df.height} rows in {len(files)} files, "
               f"{time.perf_counter() - tic:.1f} s")
     return 0

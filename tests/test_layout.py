@@ -12,7 +12,9 @@ import pyarrow.dataset as ds
 import pytest
 
 from bacepipe.analysis import scan_runs
+from bacepipe.analysis.schema import YARDSTICK_COLUMNS
 from bacepipe.sweep import run_point, store, validate
+from bacepipe.sweep.chunks import RUN_COLUMNS
 
 TOPOLOGIES = 3
 SCHEDULERS = ["bace_pipe", "lcf"]
@@ -77,3 +79,18 @@ def test_scan_runs_gives_the_analysis_view(results):
     assert worlds.rows() == [("poisson", "0.5", "geo", None, "business"),
                              (None, None, None, None, None)]
     assert frame["plan_slack"].unique().to_list() == [0.2]
+
+
+def test_scan_runs_has_the_yardsticks_typed_and_null_where_a_file_lacks_them(results, tmp_path):
+    assert RUN_COLUMNS[-len(YARDSTICK_COLUMNS):] == tuple(YARDSTICK_COLUMNS)
+    frame = scan_runs([results]).collect()
+    assert frame.columns[-len(YARDSTICK_COLUMNS):] == list(YARDSTICK_COLUMNS)
+    assert {frame.schema[c] for c in YARDSTICK_COLUMNS} <= {pl.Float64, pl.Boolean}
+    assert frame["lower_bound_h"].null_count() == 0
+    # An older file without them reads as null.
+    old = tmp_path / "old" / "runs" / "scenario=random"
+    old.mkdir(parents=True)
+    own = [c for c in RUN_COLUMNS if c not in YARDSTICK_COLUMNS]
+    frame.select(own).head(2).write_parquet(old / "chunk.parquet")
+    again = scan_runs([tmp_path / "old"]).collect()
+    assert all(again[c].null_count() == 2 for c in YARDSTICK_COLUMNS)

@@ -204,8 +204,12 @@ def test_point_layout_columns_and_manifest(tmp_path):
     assert runs.columns[:len(RUN_COLUMNS)] == list(RUN_COLUMNS)
     assert runs.columns[len(RUN_COLUMNS):] == [*store.LEVELS, "point"]
     assert runs.schema["seed"] == pl.Int64 and runs.schema["topology"] == pl.Int64
-    assert all(runs.schema[m] == pl.Float64 for m in (*METRICS, "plan_slack"))
+    assert all(runs.schema[m] == pl.Float64 for m in (*METRICS, "plan_slack", "lower_bound_h"))
     assert runs["plan_slack"].unique().to_list() == [0.2]
+    # SPEC §15's LB: per topology, the same on every scheduler's row, below every avg JCT.
+    assert (runs.group_by("topology").agg(pl.col("lower_bound_h").n_unique())
+            ["lower_bound_h"] == 1).all()
+    assert ((runs["lower_bound_h"] > 0) & (runs["lower_bound_h"] <= runs["avg_jct_h"])).all()
     # Rows: by topology range, then schedulers in config order, then topology.
     ranges = ((0, 5), (5, 10), (10, 12))
     assert point_rows["topology"].to_list() == [t for a, b in ranges for _ in range(n)
@@ -335,7 +339,7 @@ def test_any_row_replays_through_run_scenario(tmp_path, scenario, options):
         gpu_type = {r["name"]: r.get("gpu_type") or "" for r in scen["regions"]}
         if options.get("gpu_mix") == "cloud":
             assert set(gpu_type.values()) <= {"A6000", "A100", "L40S", "H100"}
-        for metric in METRICS:
+        for metric in (*METRICS, "lower_bound_h"):
             assert math.isclose(result[metric], row[metric], rel_tol=1e-12, abs_tol=1e-12), metric
         mine = jobs.filter((pl.col("topology") == topology)
                            & (pl.col("scheduler") == scheduler)).sort("job")

@@ -26,7 +26,14 @@ from urllib.parse import unquote
 
 import polars as pl
 
-from bacepipe.analysis.schema import HIVE_SCHEMA, ID_COLUMNS, METRICS, POINT_COLUMNS, REQUIRED
+from bacepipe.analysis.schema import (
+    HIVE_SCHEMA,
+    ID_COLUMNS,
+    METRICS,
+    POINT_COLUMNS,
+    REQUIRED,
+    YARDSTICK_COLUMNS,
+)
 from bacepipe.errors import InputError
 
 RUNS_DIR = "runs"
@@ -171,11 +178,11 @@ def _scan_leaf(leaf: Path, files: list[Path], keys: dict[str, object]) -> pl.Laz
     for name, dtype in ID_COLUMNS.items():
         if name not in from_path:
             exprs.append(pl.col(name).cast(dtype))
-    for name in METRICS:
+    for name, dtype in ({m: pl.Float64() for m in METRICS} | YARDSTICK_COLUMNS).items():
         if name in schema:
-            exprs.append(pl.col(name).cast(pl.Float64))
+            exprs.append(pl.col(name).cast(dtype))
         else:
-            exprs.append(pl.lit(None, dtype=pl.Float64).alias(name))
+            exprs.append(pl.lit(None, dtype=dtype).alias(name))
     return lf.select(exprs)
 
 
@@ -198,8 +205,10 @@ def scan_runs(paths: Iterable[str | os.PathLike[str]]) -> pl.LazyFrame:
         Columns: the hive keys in order of first appearance (typed by
         :data:`~bacepipe.analysis.schema.HIVE_SCHEMA`, other keys ``str``; null where a dataset
         lacks a key), then ``seed``, ``topology`` (i64), ``scheduler`` (str) and the metrics of
-        :data:`~bacepipe.analysis.schema.METRICS` (f64; null when a file lacks one). Rows keep the
-        order of :func:`find_runs`, so "first" means "from the earlier path".
+        :data:`~bacepipe.analysis.schema.METRICS` (f64; null when a file lacks one), then the
+        SPEC §15 yardsticks of :data:`~bacepipe.analysis.schema.YARDSTICK_COLUMNS` (null when a
+        file lacks one). Rows keep the order of :func:`find_runs`, so "first" means "from the
+        earlier path".
 
     Raises
     ------
@@ -219,4 +228,4 @@ def scan_runs(paths: Iterable[str | os.PathLike[str]]) -> pl.LazyFrame:
             axes.update((k, None) for k in POINT_COLUMNS if k in frame.collect_schema())
             frames.append(frame)
     lf = pl.concat(frames, how="diagonal_relaxed")
-    return lf.select(*axes, *ID_COLUMNS, *METRICS)
+    return lf.select(*axes, *ID_COLUMNS, *METRICS, *YARDSTICK_COLUMNS)

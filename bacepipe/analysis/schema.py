@@ -37,6 +37,9 @@ HIVE_SCHEMA: dict[str, pl.DataType] = {
     "start_rule": pl.String(),
     "gpu_mix": pl.String(),
 }
+#: SPEC §15 yardsticks of the runs files, per topology (the same on every scheduler's row), with
+#: their types: null where a file lacks one (older results, or a point swept without OPT).
+YARDSTICK_COLUMNS: dict[str, pl.DataType] = {"lower_bound_h": pl.Float64()}
 #: Columns of the runs files that are point settings, not per-row values (SPEC §14).
 POINT_COLUMNS: dict[str, pl.DataType] = {"plan_slack": pl.Float64()}
 #: Default value of each sweep axis (SPEC §8, §13, §16): the slice figures prefer.
@@ -66,7 +69,8 @@ SUMMARY_VALUE_COLUMNS = (
     ),
 )
 #: Columns that are never a sweep-point axis.
-NON_POINT = ("topology", "scheduler", "jct_ratio", "cost_ratio", *METRICS, *SUMMARY_VALUE_COLUMNS)
+NON_POINT = ("topology", "scheduler", "jct_ratio", "cost_ratio", *METRICS, *YARDSTICK_COLUMNS,
+             *SUMMARY_VALUE_COLUMNS)
 
 
 def point_columns(columns: list[str] | tuple[str, ...]) -> list[str]:

@@ -24,8 +24,10 @@ from bacepipe.sweep.config import SweepSettings
 from bacepipe.sweep.verify import check_chunk
 
 #: Columns of the runs table, in order: identity, SPEC §10 metrics (all float64), then
-#: ``plan_slack`` (SPEC §14: the setting of spt_plan, on every row of the point).
-RUN_COLUMNS = ("seed", "topology", "scheduler", *METRICS, "plan_slack")
+#: ``plan_slack`` (SPEC §14: the setting of spt_plan, on every row of the point), then the
+#: yardsticks of SPEC §15, per topology (the same on every scheduler's row): ``lower_bound_h``
+#: (float64, the core's LB; null when a job can never fit).
+RUN_COLUMNS = ("seed", "topology", "scheduler", *METRICS, "plan_slack", "lower_bound_h")
 #: Columns of the per-job table (SPEC §10), in order. ``path_gpus`` and ``path_gpu_types`` are
 #: the GPU count and the GPU type name (SPEC §16; "" for a region without a type) of each region
 #: of ``path``, in the same order and with the same separator (``8>2``, ``A100>H100``).
@@ -78,6 +80,7 @@ def run_columns(spec: ChunkSpec, result: BatchResult, s: int) -> dict[str, np.nd
     for i, name in enumerate(METRICS):
         out[name] = np.ascontiguousarray(result.metrics[:, s, i], dtype=np.float64)
     out["plan_slack"] = np.full(t, spec.settings.plan_slack, dtype=np.float64)
+    out["lower_bound_h"] = np.ascontiguousarray(result.lower_bound_h, dtype=np.float64)
     return out
 
 
