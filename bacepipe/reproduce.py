@@ -73,6 +73,7 @@ from bacepipe.analysis.roles import BASELINE, scheduler_order
 from bacepipe.analysis.schema import point_columns
 from bacepipe.analysis.start_rules import compare_rules, start_rules_markdown
 from bacepipe.analysis.stats import points
+from bacepipe.analysis.world_facts import explain_worlds, measured_facts, model_world_facts
 from bacepipe.analysis.worlds import evaluate_worlds, worlds_markdown
 from bacepipe.analysis.yardsticks import FIGURE as GAP_FIGURE
 from bacepipe.analysis.yardsticks import gap_table, scan_yardsticks
@@ -455,9 +456,12 @@ def build(results: Path, out: Path, command: str) -> Path:
     md += mechanism_section(results, lf, out, list(dict.fromkeys(r.scenario for r in claims)))
     # The worlds of SPEC §12 under the paper's own start rule, as the claims.
     greedy = lf.filter(model_filter(lf.collect_schema().names(), DEFAULT_RULE))
-    md += worlds_markdown(*evaluate_worlds(greedy, n_resamples=N_RESAMPLES, seed=BOOT_SEED))
+    jobs = scan_jobs([results])
+    facts = {**model_world_facts(), **measured_facts(lf, jobs)}
+    md += worlds_markdown(*evaluate_worlds(greedy, n_resamples=N_RESAMPLES, seed=BOOT_SEED),
+                          explain_worlds(facts))
     md += ours_section(lf, out)
-    md += fleet_section(lf, scan_jobs([results]), out, n_resamples=N_RESAMPLES, seed=BOOT_SEED)
+    md += fleet_section(lf, jobs, out, n_resamples=N_RESAMPLES, seed=BOOT_SEED)
     md += motivation_markdown(motivation(), motivation_facts())
     md += figures_markdown(copied, out)
     md += points_markdown(summary)

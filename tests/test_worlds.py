@@ -12,8 +12,8 @@ import bacepipe.reproduce as reproduce
 from bacepipe.analysis import bootstrap_ci, reference_point, scan_runs, summarize
 from bacepipe.analysis.claims import MATCH, evaluate_claims
 from bacepipe.analysis.schema import EXTENSION_KEYS
+from bacepipe.analysis.world_facts import explain_worlds
 from bacepipe.analysis.worlds import (
-    EXPLANATIONS,
     FAILS,
     HOLDS,
     INCONCLUSIVE,
@@ -158,8 +158,8 @@ def test_worlds_order_main_rows_and_details(tmp_path):
     assert "| arrivals=poisson (0.5/h) + latency=geo + memory_model=adam_mixed" in main
     assert "All 5 worlds, scenario = paper" in details
     assert "| arrivals=poisson (0.5/h) + memory_model=adam_mixed |" in details
-    for key, text in EXPLANATIONS.items():
-        assert f'`EXPLANATIONS["{key}"]`' in md and text in md
+    for key, text in explain_worlds({}).items():
+        assert f'`TEMPLATES["{key}"]`' in md and text in md
 
 
 def test_no_results_at_default_axes(tmp_path):

@@ -30,10 +30,11 @@ JOBS_DIR = "jobs"
 #: Per-job columns read (SPEC §10).
 JOB_VALUES = {"job": pl.Int64(), "k_star": pl.Int64(), "gpus": pl.Int64(),
               "wait_h": pl.Float64(), "jct_h": pl.Float64(), "cost": pl.Float64()}
-#: Per-job columns read when a file has them (null otherwise): the execution time and, per
-#: pipeline region in path order, the GPU count and type (``8>2``, ``A100>H100``; SPEC §16).
-OPTIONAL_JOB_VALUES = {"execution_h": pl.Float64(), "path_gpus": pl.String(),
-                       "path_gpu_types": pl.String()}
+#: Per-job columns read when a file has them (null otherwise): the job's name, its path of
+#: regions, its execution time and, per pipeline region in path order, the GPU count and type
+#: (``8>2``, ``A100>H100``; SPEC §16).
+OPTIONAL_JOB_VALUES = {"name": pl.String(), "path": pl.String(), "execution_h": pl.Float64(),
+                       "path_gpus": pl.String(), "path_gpu_types": pl.String()}
 FIGURE = "start_rule_mechanism.png"
 _FONT = 9
 

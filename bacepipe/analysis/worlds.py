@@ -48,6 +48,7 @@ from bacepipe.analysis.claims import (
 from bacepipe.analysis.roles import BASELINE, BASELINES
 from bacepipe.analysis.schema import EXTENSION_KEYS, point_columns
 from bacepipe.analysis.stats import paired_ratios, summarize, world_filter
+from bacepipe.analysis.world_facts import explain_worlds
 
 SCENARIOS = ("paper", "random", "aws10")
 #: Keys that qualify a switch rather than being one (the Poisson rate, the trace file).
@@ -73,82 +74,6 @@ CONCLUSIONS: tuple[Conclusion, ...] = (
     Conclusion("paradox", "(b) cross-region paradox: CR-LDF, CR-LCF longer avg JCT than LDF",
                "jct", ("cr_ldf", "cr_lcf"), baseline="ldf"),
 )
-
-#: Human-written explanation per switch ("none": the paper's world, "all": every switch on,
-#: "aws10": the measured-WAN scenario). The generator copies these verbatim and never edits them:
-#: change them here, by hand, when an analysis justifies it. Numbers marked "measured" come from
-#: the 1,000 topologies of seed 0 (``--topologies 1000``, with ``save_jobs=true`` for per-job
-#: values); a run with other settings shows its own numbers in the tables only.
-EXPLANATIONS: dict[str, str] = {
-    "none": (
-        "The paper's world: the same results as the claims of Fig. 4 and the cross-region "
-        "paradox above, with the same explanations (`EXPLANATIONS[\"fig4\"]` and "
-        "`EXPLANATIONS[\"paradox\"]` in `bacepipe/analysis/claims.py`)."),
-    "arrivals": (
-        "Jobs arrive 2 h apart on average (λ = 0.5/h) and run for days, so the cluster is "
-        "rarely full when one arrives. Without the memory model a job waits only when no GPU is "
-        "free (SPEC §5: any placement of 1 or more GPUs starts), so BACE-Pipe's priority can "
-        "reorder only the jobs that queue: measured, 93 % of its jobs on the paper scenario and "
-        "87 % on random start the moment they arrive. When no hop binds, every cross-region "
-        "policy gives an arriving job min(K*, free GPUs) (see the ablation explanation above), "
-        "so BACE-Pipe, CR-LDF and CR-LCF mostly place alike: measured, CR-LDF's avg JCT is "
-        "within 0.1 % of BACE-Pipe's on 94.5 % of paper and 81 % of random topologies (0.2 % "
-        "and 12.5 % in the paper's world). Why single-region LDF then stays ahead of BACE-Pipe "
-        "on the paper topology is not yet analysed."),
-    "latency": (
-        "A hop's latency is paid once per pipeline fill (SPEC §12): at most ~200 ms (half the "
-        "Earth's circumference / 100 km per ms) against jobs of hours to weeks, and neither "
-        "admission nor placement looks at latency. Measured: BACE-Pipe's placements are "
-        "unchanged (same mean GPUs per job and multi-region share on all three scenarios), its "
-        "mean execution time rises by 0.2 %, and no ratio of the tables moves by more than "
-        "0.006 against the world without latency. On aws10, `latency=geo` only replaces the "
-        "measured latencies by modelled ones."),
-    "memory_model": (
-        "In the paper's world a job may start on any remnant of 1 or more GPUs and keeps it to "
-        "the end (SPEC §5). The memory model forbids placements below m_j GPUs (6–38 for Table "
-        "III at 48 GB), so such a job waits for more GPUs instead of running for weeks on a "
-        "remnant; ordering then decides who waits. Measured on the paper scenario, 4.2 % of "
-        "BACE-Pipe's jobs and 13.5 % of CR-LDF's and CR-LCF's ran below their m_j in the paper's "
-        "world, and these jobs made up 46 % and 43 % of the summed JCTs; with the memory model "
-        "none do, the mean wait rises (BACE-Pipe 1.1 → 1.5 h, CR-LDF 2.4 → 7.1 h) and the mean "
-        "avg JCT falls (BACE-Pipe 273 → 168 h, CR-LDF 249 → 169 h). LDF never gives a job fewer "
-        "than 16 GPUs on the paper topology, so its results do not change, and the paradox, "
-        "which rests on cross-region remnants (see its explanation above), reverses. "
-        "Single-region policies can wait forever: LDF when no region has m_j GPUs (on random, "
-        "exactly the 21 of 1,000 topologies whose largest region has fewer than 38, FLM-101B's "
-        "and Solar-Open-100B's m_j), LCF when a big job is tried while the cheapest region with a "
-        "free GPU is too small and stays so until nothing else runs (on random, every null LCF "
-        "run has a cheapest region below 38 GPUs). Those runs are null and counted below."),
-    "price_profile": (
-        "Prices follow each region's local hour (×0.7 at night to ×1.6 in the evening, daily "
-        "mean 1). Placement uses the price at the decision time (SPEC §10a) while cost "
-        "integrates it over a run of days, so a snapshot can misrank regions. In the batch "
-        "world every job arrives at t = 0 UTC, when on the paper topology EU-West (local 00:00, "
-        "0.7 × 0.251 = 0.176 $/kWh) is the cheapest region and US-East-2 (19:00, 1.6 × 0.156 = "
-        "0.250) only the fifth, though it is the cheapest on average. Measured on the paper "
-        "scenario: the share of BACE-Pipe's GPU-hours on paths starting in US-East-2 falls from "
-        "35 % to 5 % and in EU-West rises from 14 % to 42 %; its mean cost rises by 14 % while "
-        "LDF's, which ignores prices, rises by 3.5 %, and BACE-Pipe's avg JCT is unchanged. "
-        "LCF's avg JCT changes because its region order changes how the eight jobs fit; that "
-        "and the random and aws10 results are not yet analysed further."),
-    "all": (
-        "With every switch on, no ratio of the tables differs by more than 0.006 from arrivals + "
-        "memory model + prices (measured), so latency adds nothing; the verdicts follow the "
-        "arrivals and the memory model for avg JCT and the paradox, and the price profile for "
-        "cost (see those explanations)."),
-    "aws10": (
-        "The measured AWS links carry 0.33–1.16 Gbit/s, against the 1.0–7.9 Gbit/s that Table "
-        "III jobs need at K* (see Fig. 5's explanation), so only short pipelines may cross a "
-        "hop: measured in the paper's world, 0.05 % of CR-LDF's and 3.1 % of BACE-Pipe's jobs "
-        "use more than one region, CR-LDF's avg JCT is within 0.1 % of LDF's on 99.7 % of "
-        "topologies (no paradox is possible), and with ten regions every job starts at t = 0 "
-        "under BACE-Pipe and the four baselines, so only GPU counts matter. BACE-Pipe's "
-        "priority places the long jobs last (as on the paper topology, see Fig. 4): FLM-101B "
-        "gets 61.7 GPUs on average under BACE-Pipe and 79.2 under LDF (K* = 80), and its JCT "
-        "is 408 h against 270 h. LCF and CR-LCF put about 9 % of jobs on fewer than 16 GPUs "
-        "(what is left in the cheapest region with a free GPU): cheap and slow."),
-}
-
 
 #: Title of each explanation in the document.
 EXPLANATION_TITLES = {
@@ -412,8 +337,13 @@ def _main_worlds(worlds: list) -> list:
 
 
 def worlds_markdown(results: list[WorldResult], nulls: list[NullCount],
-                    explanations: Mapping[str, str] = EXPLANATIONS) -> list[str]:
-    """The section of ``reproduction.md`` on the paper's conclusions in the SPEC §12 worlds."""
+                    explanations: Mapping[str, str] | None = None) -> list[str]:
+    """The section of ``reproduction.md`` on the paper's conclusions in the SPEC §12 worlds.
+
+    ``explanations``: :func:`bacepipe.analysis.world_facts.explain_worlds` of the facts of the
+    rows read (reproduce passes them); None keeps only the sentences without a number."""
+    if explanations is None:
+        explanations = explain_worlds({})
     md = ["## Beyond the paper: do its conclusions hold in other worlds? (SPEC §12)", "",
           "Run by `python -m bacepipe.sweep -m +preset=realistic`: every combination of Poisson "
           "arrivals (`arrivals=poisson`, rate in parentheses), geographic link latency "
@@ -452,12 +382,13 @@ def worlds_markdown(results: list[WorldResult], nulls: list[NullCount],
             md += ["", "</details>", ""]
     md += _nulls_markdown(nulls)
     md += ["### Why", "",
-           "Human-written (`EXPLANATIONS` in `bacepipe/analysis/worlds.py`; the generator copies "
-           "them unchanged). Numbers called *measured* come from the 1,000 topologies of seed 0 "
-           "(per-job values from the same sweep with `save_jobs=true`).", ""]
+           "Words human-written (`TEMPLATES` in `bacepipe/analysis/world_facts.py`); every "
+           "number computed, from the model on the shipped data or, where it says *measured "
+           "here*, from the rows this section reads (per-job values need `save_jobs=true`). A "
+           "sentence whose rows are absent is left out.", ""]
     for key, text in explanations.items():
         title = EXPLANATION_TITLES.get(key, key)
-        md += [f"*{title} (`EXPLANATIONS[\"{key}\"]`):* {text}", ""]
+        md += [f"*{title} (`TEMPLATES[\"{key}\"]`):* {text}", ""]
     return md
 
 
