@@ -70,7 +70,8 @@ def write_jobs(root, jobs=JOBS, *, topologies=2, **where):
                 rows.append({"seed": 0, "topology": t, "scheduler": name, "job": j,
                              "k_star": 10, "gpus": sum(map(int, n.split(">"))), "wait_h": 0.0,
                              "execution_h": e, "jct_h": e, "cost": c, "path_gpus": n,
-                             "path_gpu_types": types})
+                             "path_gpu_types": types, "name": f"job{j}",
+                             "path": ">".join(f"R{i}" for i in range(len(n.split(">"))))})
     pl.DataFrame(rows).write_parquet(leaf(root, "jobs", **where) / "chunk-0-2-all.parquet")
 
 

@@ -45,6 +45,7 @@ from bacepipe.analysis.claims import (
     evaluate_claims,
     model_filter,
 )
+from bacepipe.analysis.mechanism import JOB_VALUES, OPTIONAL_JOB_VALUES
 from bacepipe.analysis.ours import OursResult, evaluate_ours
 from bacepipe.analysis.roles import BASELINE, scheduler_order
 from bacepipe.analysis.start_rules import estimates_text
@@ -207,8 +208,7 @@ def type_shares(jobs: pl.LazyFrame) -> pl.DataFrame:
         cost that was split over several regions by energy rather than known exactly).
     """
     names = jobs.collect_schema().names()
-    values = {"job", "k_star", "gpus", "wait_h", "jct_h", "cost", "execution_h", "path_gpus",
-              "path_gpu_types", "topology", "scheduler"}
+    values = {"topology", "scheduler", *JOB_VALUES, *OPTIONAL_JOB_VALUES}
     keys = [c for c in names if c not in values]
     rows = (jobs.filter(pl.col("path_gpus").is_not_null() & (pl.col("path_gpus") != ""))
             .with_row_index("_job")
