@@ -103,7 +103,7 @@ def test_measured_facts_are_recomputed_from_the_rows(tmp_path):
     assert f["tou_cost_bace"] == "+20.0" and f["tou_cost_ldf"] == "-6.2"
     assert "arr_eq_paper" not in f and "aws_eq" not in f  # those worlds were not run
     text = explain_worlds({**model_world_facts(), **f})
-    assert "the mean wait goes from 1.5 → 4.0 h (BACE-Pipe)" in text["memory_model"]
+    assert "mean wait 1.5 → 4.0 h under BACE-Pipe" in text["memory_model"]
     assert "Measured here" not in text["arrivals"]
 
 

@@ -64,8 +64,8 @@ TEMPLATES: dict[str, tuple[str, ...]] = {
         "The memory model forbids placements below m_j GPUs ({m_lo}–{m_hi} for Table III at "
         "{mem_gb} GB), so such a job waits for more GPUs instead of running for weeks on a "
         "remnant; ordering then decides who waits.",
-        "Measured here on the paper scenario, the mean wait goes from {mem_wait_bace} h "
-        "(BACE-Pipe) and {mem_wait_crldf} h (CR-LDF) and the mean avg JCT from "
+        "Measured here on the paper scenario (paper's world → memory model): mean wait "
+        "{mem_wait_bace} h under BACE-Pipe and {mem_wait_crldf} h under CR-LDF, mean avg JCT "
         "{mem_jct_bace} h and {mem_jct_crldf} h.",
         "LDF's smallest placement on the paper topology is {ldf_min_gpus} GPUs (measured, "
         "paper's world), against m_j ≤ {m_hi}.",
