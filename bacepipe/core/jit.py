@@ -81,13 +81,16 @@ numba.config.CACHE_DIR = str(CACHE_DIR)
 JIT_FLAGS = {"cache": True, "fastmath": False, "nogil": True}
 
 
-def kernel(fn=None, *, parallel: bool = False):
-    """``numba.njit`` with the project's flags; use as ``@kernel`` or ``@kernel(parallel=True)``."""
+def kernel(fn=None, *, parallel: bool = False, inline: bool = False):
+    """``numba.njit`` with the project's flags; use as ``@kernel``, ``@kernel(parallel=True)`` or
+    ``@kernel(inline=True)`` (inlined into its callers by numba: a helper that takes a large
+    NamedTuple costs ~0.2 µs per call otherwise, the tuple being passed by value)."""
     def decorate(f):
         # numba picks a function's cache folder when it is decorated, from config.CACHE_DIR,
         # and re-reads its config from the environment whenever a NUMBA_* variable changes:
         # set again here, so that a late decoration (a plug-in's) still uses the hash folder.
         numba.config.CACHE_DIR = str(CACHE_DIR)
-        return numba.njit(**JIT_FLAGS, parallel=parallel)(f)
+        return numba.njit(**JIT_FLAGS, parallel=parallel,
+                          inline="always" if inline else "never")(f)
 
     return decorate if fn is None else decorate(fn)

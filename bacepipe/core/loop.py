@@ -104,7 +104,7 @@ class BatchOutputs(NamedTuple):
 CODE_ORDERING, CODE_START_RULE, CODE_PLACEMENT, CODE_ALLOCATOR, CODE_STATIC = range(5)
 
 
-@kernel
+@kernel(inline=True)
 def _alpha(run, link_total):
     """Eq. 11: reserved over nominal inter-region bandwidth, both directions, running jobs in
     index order (0 when there are no links)."""
@@ -117,7 +117,7 @@ def _alpha(run, link_total):
     return used / link_total
 
 
-@kernel
+@kernel(inline=True)
 def _order_keys(order, static, run, link_total, pending, keys):
     """Keys of the pending jobs (a static ordering keeps the keys it gave at arrival)."""
     n = 0
@@ -142,7 +142,7 @@ def _next_candidate(jobs, state, tried, keys):
     return best
 
 
-@kernel
+@kernel(inline=True)
 def _valid(run, job, cluster, decision, plen, g, seen):
     """Whether a part's decision keeps SPEC §4: distinct regions, 1..free GPUs each adding up to
     g, every hop wide enough for the bandwidth the placement reserves (Alg. 1 line 13)."""
@@ -171,7 +171,7 @@ def _valid(run, job, cluster, decision, plen, g, seen):
     return True
 
 
-@kernel
+@kernel(inline=True)
 def _start(run, cluster, j, t, decision, plen, g, sequence, start_s, cost):
     """Start job j at t on ``decision``: record it, reserve its GPUs and bandwidth."""
     job = run.jobs[j]
@@ -197,7 +197,7 @@ def _start(run, cluster, j, t, decision, plen, g, sequence, start_s, cost):
     run.state[j] = RUNNING
 
 
-@kernel
+@kernel(inline=True)
 def _release(run, cluster, t):
     """Release every running job that ends at t (SPEC §5 step 1); returns how many."""
     released = 0
@@ -305,7 +305,7 @@ def reference_type(gpus, tflops, mem_gb):
     return np.array([tflops[best], mem_gb[best]])
 
 
-@kernel
+@kernel(inline=True)
 def _metrics(run, gpus, start_s, cost, metrics):
     """SPEC §10 run metrics, in :data:`METRICS` order."""
     jobs = run.jobs

@@ -25,7 +25,7 @@ from bacepipe.core.model import (
 from bacepipe.core.structs import RUNNING, Cluster
 
 
-@kernel
+@kernel(inline=True)
 def stage_time_s(run, job, path, plen, alloc):
     """Per-stage compute of a placement, s: t_comp(L) = W_j / L + overhead (SPEC §2), or with GPU
     types the balanced t_comp(p) = flop / Σ n_r·s_r + overhead (SPEC §16)."""
@@ -40,7 +40,7 @@ def stage_time_s(run, job, path, plen, alloc):
     return job[C_FLOP] / compute + job[C_OVERHEAD_S]
 
 
-@kernel
+@kernel(inline=True)
 def execution_s(run, job, path, plen, alloc):
     """E_j of a placement (Eq. 2, SPEC §12 latency included), s."""
     tc = stage_time_s(run, job, path, plen, alloc)
@@ -48,7 +48,7 @@ def execution_s(run, job, path, plen, alloc):
                                               tc)
 
 
-@kernel
+@kernel(inline=True)
 def placement_cost(run, path, plen, alloc, start_s, exec_s):
     """C_j of a placement started at ``start_s`` (Eq. 4; SPEC §12 time-of-use integrates the
     price over the execution; SPEC §16 prices each region's power), $. Sums run in path order."""
@@ -75,7 +75,7 @@ def placement_cost(run, path, plen, alloc, start_s, exec_s):
     return exec_s / 3600.0 * weighted_price * run.power_kw
 
 
-@kernel
+@kernel(inline=True)
 def holds_model(run, job, path, plen, alloc, g):
     """The memory rule (SPEC §12 adam_mixed): g >= m_j, or with GPU types every region of the path
     holds its share, Σ_q n_q·(s_q / s_r) >= 16·params / (0.9·mem_r) (SPEC §16)."""
@@ -91,7 +91,7 @@ def holds_model(run, job, path, plen, alloc, g):
     return True
 
 
-@kernel
+@kernel(inline=True)
 def offer(place, run, job, k, cluster, work, allocate, out):
     """The placement policy's offer aiming at k GPUs; (0, 0) when it is nothing or fails the
     memory rule (SPEC §12, §16: such a placement counts as nothing)."""
@@ -111,7 +111,7 @@ def least_exec_s(run, job, work, gpus):
                          min(int(job[C_KSTAR]), gpus))[0]
 
 
-@kernel
+@kernel(inline=True)
 def unit_prices(run, t_s, out):
     """What price-based choices compare at time t: P_r(t) (SPEC §12), or with GPU types
     π_r = (P_r(t) · power_r) / s_r (SPEC §16)."""
