@@ -12,8 +12,9 @@ from bacepipe.core.model import (
     C_INTRA_S,
     C_ITERS,
     C_KSTAR,
+    C_MICRO,
     C_MIN_GPUS,
-    single_region_iter_time,
+    t_comp,
 )
 
 
@@ -35,12 +36,21 @@ def solo_bounds_s(job, r_max, fast, k_min, k_max):
     and the least GPU-time of job ``job`` (its row of constants), every hop at ``r_max`` Gbit/s
     and no latency (inf when the range is empty). ``fast`` is a scratch row of the same length."""
     fast[:] = job
-    fast[C_INTRA_S] = fast[C_ACT_BITS] / (r_max * 1e9)  # every hop at r_max, no latency
+    h = fast[C_ACT_BITS] / (r_max * 1e9)  # every hop at r_max, no latency
+    fast[C_INTRA_S] = h
     best_t, best_area = np.inf, np.inf
+    # Eq. 1 for k GPUs in one region, its hop sum grown one hop per k (the same repeated
+    # additions as single_region_iter_time, in O(k_max) instead of O(k_max²))
+    comm = 0.0
+    for _ in range(k_min - 1):
+        comm += h
     for k in range(k_min, k_max + 1):
-        t = single_region_iter_time(fast, k)
+        tc = t_comp(fast, k)
+        delta = max(tc, h) if k > 1 else tc
+        t = 2.0 * (comm + k * tc + (fast[C_MICRO] - 1.0) * delta)
         best_t = min(best_t, t)
         best_area = min(best_area, k * t)
+        comm += h
     return fast[C_ITERS] * best_t, fast[C_ITERS] * best_area
 
 
