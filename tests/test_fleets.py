@@ -167,3 +167,10 @@ def test_report_and_reproduce_write_the_mixed_fleet_sections(tmp_path, monkeypat
     assert "](figures/random/gpu_type_shares.png)" in section
     assert (out / "figures" / "random" / "gpu_type_shares.png").is_file()
     assert NOT_RUN in section  # the other figures' points were not run on either fleet
+
+
+def test_reproduce_runs_the_hetero_preset_when_asked(tmp_path, monkeypatch):
+    calls = []
+    monkeypatch.setattr(reproduce.subprocess, "call", lambda cmd, cwd: calls.append(cmd) or 0)
+    reproduce.run_presets(tmp_path, 3, ["hetero"])
+    assert calls[0][3:6] == ["-m", "+preset=hetero", "topologies=3"]
