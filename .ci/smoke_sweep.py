@@ -4,7 +4,8 @@ Runs ``python -m bacepipe.sweep -m bandwidth_scale=0.5,1.0 topologies=50 validat
 temporary results directory (every simulated schedule replayed against the invariants of SPEC §4;
 a violation fails the sweep with exit status 3) and reads it back as the README does
 (``pl.scan_parquet(runs, hive_partitioning=True)``): 2 × 50 × (default schedulers) rows, every
-hive level and column with its type, no nulls, finite metrics, one row per (point, topology,
+hive level and column with its type, no nulls (but the OPT columns, null without
+``optimal=true``), finite metrics, 0 < lower_bound_h <= avg_jct_h, one row per (point, topology,
 scheduler).
 Exits 1 with one clear message on the first failure. Usage: ``python .ci/smoke_sweep.py`` (from
 the repository root).
@@ -28,11 +29,13 @@ TOPOLOGIES = 50
 SCHEDULERS = len(DEFAULT_SCHEDULERS)
 COLUMNS = {"seed": pl.Int64, "topology": pl.Int64, "scheduler": pl.String,
            **{m: pl.Float64 for m in METRICS}, "plan_slack": pl.Float64,
-           "lower_bound_h": pl.Float64, "scenario": pl.String,
+           "lower_bound_h": pl.Float64, "opt_avg_jct_h": pl.Float64, "opt_proven": pl.Boolean,
+           "scenario": pl.String,
            "bandwidth_scale": pl.Float64, "gpu_scale": pl.Float64, "num_jobs": pl.Int64,
            **{k: pl.String for k in ("arrivals", "latency", "memory_model", "price_profile",
                                      "start_rule", "gpu_mix")},
            "point": pl.String}
+OPT_COLUMNS = ["opt_avg_jct_h", "opt_proven"]
 
 
 def fail(message: str) -> None:
@@ -66,9 +69,13 @@ def main() -> int:
                 fail(f"column {name!r} missing (have {', '.join(df.columns)})")
             if df.schema[name] != dtype:
                 fail(f"column {name!r} is {df.schema[name]}, expected {dtype}")
-        nulls = {c: n for c, n in df.null_count().row(0, named=True).items() if n}
+        # OPT columns are null without optimal=true (SPEC §15); nothing else may be.
+        nulls = {c: n for c, n in df.null_count().row(0, named=True).items()
+                 if n and c not in OPT_COLUMNS}
         if nulls:
             fail(f"null values: {nulls}")
+        if df.select(OPT_COLUMNS).null_count().row(0) != (df.height,) * len(OPT_COLUMNS):
+            fail("OPT columns filled without optimal=true")
         bad = df.select(pl.sum_horizontal(~pl.col(*METRICS).is_finite()).sum()).item()
         if bad:
             fail(f"{bad} non-finite metric values")

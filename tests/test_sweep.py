@@ -88,6 +88,8 @@ def test_defaults():
     ("hardware", {"seq_len": 0}, "hardware.seq_len: must be >= 1"),
     ("latency", "fast", "latency: must be one of none, geo"),
     ("gpu_mix", "all", "gpu_mix: must be one of none, cloud, got 'all'"),
+    ("optimal", "yes", "optimal: must be true or false, got 'yes'"),
+    ("optimal_time_limit_s", 0, "optimal_time_limit_s: must be > 0, got 0"),
     ("bandwith_scale", 1.0, "bandwith_scale: unknown key"),
 ])
 def test_bad_values_name_the_field(key, value, message):
@@ -112,6 +114,15 @@ def test_dask_address_needs_dask():
     (["+preset=nope"], "bacepipe.sweep: In 'config': Could not find 'preset/nope'"),
     (["scenario=paper", "gpu_mix=cloud"],
      "bacepipe.sweep: gpu_mix: cloud applies to random and aws10 only, not scenario=paper"),
+    (["optimal=true"], "bacepipe.sweep: optimal: exact OPT is for small points: at most 4 "
+     "regions, 6 jobs and 16 GPUs a region after gpu_scale, this point has 6 regions, 8 jobs "
+     "and up to 128 GPUs a region"),
+    (["optimal=true", "num_regions=3", "num_jobs=4", "gpu_scale=0.25"],
+     "bacepipe.sweep: optimal: exact OPT is for small points"),
+    (["optimal=true", "scenario=paper", "num_jobs=4", "gpu_scale=0.0625"],
+     "bacepipe.sweep: optimal: exact OPT is for small points"),
+    (["optimal=true", "num_regions=3", "num_jobs=4", "gpu_scale=0.0625", "gpu_mix=cloud"],
+     "bacepipe.sweep: optimal: needs gpu_mix=none"),
 ])
 def test_cli_bad_value_is_one_line_and_exit_2(tmp_path, args, message):
     proc = cli(*args, f"results_dir={tmp_path / 'r'}", "topologies=3", cwd=tmp_path)
@@ -217,7 +228,10 @@ def test_point_layout_columns_and_manifest(tmp_path):
     assert point_rows["scheduler"].to_list() == [name for a, b in ranges
                                                   for name in s.schedulers
                                                   for _ in range(b - a)]
-    assert point_rows.null_count().sum_horizontal().item() == 0
+    opt = ["opt_avg_jct_h", "opt_proven"]  # optimal=false: null
+    assert point_rows.drop(opt).null_count().sum_horizontal().item() == 0
+    assert point_rows.select(opt).null_count().row(0) == (point_rows.height,) * 2
+    assert runs.schema["opt_proven"] == pl.Boolean
 
     jobs = pl.scan_parquet(str(tmp_path / "jobs" / "**" / "*.parquet"),
                            hive_partitioning=True).collect()
@@ -433,3 +447,55 @@ def test_plugin_scheduler_in_workers_and_an_edited_plugin_runs_again(tmp_path):
     assert "2 of 4 chunks run" in again.stdout
     assert "sjf_ldf: 2 chunks were computed by another version of its plug-in" in again.stderr
     assert read_runs(tmp_path / "res").height == 6 * 2
+
+
+# --------------------------------------------------------------------------- OPT (SPEC §15)
+
+#: A point small enough for exact OPT in well under a second per topology.
+SMALL = {"num_regions": 3, "gpu_scale": 0.0625, "num_jobs": 3}
+
+
+def test_optimal_adds_opt_per_topology_between_lb_and_every_scheduler(tmp_path):
+    from bacepipe.optimal import rounding_slack_h, solve
+
+    s = settings(tmp_path, optimal=True, topologies=3, chunk_size=2,
+                 schedulers=["bace_pipe", "ldf", "spt_wait"], **SMALL)
+    report = run_point(s)
+    runs = report.runs.collect()
+    assert runs["opt_proven"].all() and runs["opt_avg_jct_h"].null_count() == 0
+    per_topology = runs.group_by("topology").agg(
+        pl.col("opt_avg_jct_h", "lower_bound_h").n_unique())
+    assert (per_topology["opt_avg_jct_h"] == 1).all()
+    assert (per_topology["lower_bound_h"] == 1).all()
+    slack = rounding_slack_h(SMALL["num_jobs"])
+    assert (runs["lower_bound_h"] <= runs["opt_avg_jct_h"] * (1 + 1e-12)).all()
+    assert (runs["opt_avg_jct_h"] - slack <= runs["avg_jct_h"]).all()
+    # The same number as solving the replayed scenario (a proven optimum is unique).
+    row = runs.filter(pl.col("topology") == 2).row(0, named=True)
+    alone = solve(bacepipe.generate_scenario("random", 0, 2, **SMALL), time_limit_s=30,
+                  progress=False)
+    assert alone["proven"] and math.isclose(alone["opt_avg_jct_h"], row["opt_avg_jct_h"],
+                                            rel_tol=1e-12)
+    # OPT columns are other rows: another point than the same settings without them.
+    plain = prepare_point(settings(tmp_path, topologies=3, chunk_size=2, **SMALL))
+    assert plain.paths.point_id != report.paths.point_id
+
+
+def test_optimal_refuses_a_large_file_scenario_before_any_work(tmp_path, base_scenario):
+    base_scenario["regions"] = [dict(base_scenario["regions"][0], name=f"R{i}", gpus=4)
+                                for i in range(5)]
+    path = tmp_path / "five.yaml"
+    path.write_text(yaml.safe_dump(base_scenario))
+    with pytest.raises(InputError, match="optimal: exact OPT is for small points.* 5 regions"):
+        run_point(settings(tmp_path, scenario=str(path), optimal=True))
+    assert not (tmp_path / "runs").exists()
+
+
+def test_cli_optimality_preset_runs(tmp_path):
+    proc = cli("-m", "+preset=optimality", "topologies=2", "schedulers=[bace_pipe,lcf]",
+               f"results_dir={tmp_path / 'res'}", f"hydra.sweep.dir={tmp_path / 'mr'}",
+               cwd=tmp_path, timeout=600)
+    assert proc.returncode == 0, proc.stderr
+    runs = read_runs(tmp_path / "res")
+    assert runs.height == 4 and runs["opt_avg_jct_h"].null_count() == 0
+    assert runs["num_jobs"].unique().to_list() == [4]

@@ -39,7 +39,8 @@ HIVE_SCHEMA: dict[str, pl.DataType] = {
 }
 #: SPEC §15 yardsticks of the runs files, per topology (the same on every scheduler's row), with
 #: their types: null where a file lacks one (older results, or a point swept without OPT).
-YARDSTICK_COLUMNS: dict[str, pl.DataType] = {"lower_bound_h": pl.Float64()}
+YARDSTICK_COLUMNS: dict[str, pl.DataType] = {
+    "lower_bound_h": pl.Float64(), "opt_avg_jct_h": pl.Float64(), "opt_proven": pl.Boolean()}
 #: Columns of the runs files that are point settings, not per-row values (SPEC §14).
 POINT_COLUMNS: dict[str, pl.DataType] = {"plan_slack": pl.Float64()}
 #: Default value of each sweep axis (SPEC §8, §13, §16): the slice figures prefer.

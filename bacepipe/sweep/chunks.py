@@ -26,8 +26,11 @@ from bacepipe.sweep.verify import check_chunk
 #: Columns of the runs table, in order: identity, SPEC §10 metrics (all float64), then
 #: ``plan_slack`` (SPEC §14: the setting of spt_plan, on every row of the point), then the
 #: yardsticks of SPEC §15, per topology (the same on every scheduler's row): ``lower_bound_h``
-#: (float64, the core's LB; null when a job can never fit).
-RUN_COLUMNS = ("seed", "topology", "scheduler", *METRICS, "plan_slack", "lower_bound_h")
+#: (float64, the core's LB; null when a job can never fit), ``opt_avg_jct_h`` (float64, OPT of
+#: :func:`bacepipe.optimal.solve_batch`) and ``opt_proven`` (bool), both null unless
+#: ``optimal=true`` (and ``opt_avg_jct_h`` null when CP-SAT found nothing in time).
+RUN_COLUMNS = ("seed", "topology", "scheduler", *METRICS, "plan_slack", "lower_bound_h",
+               "opt_avg_jct_h", "opt_proven")
 #: Columns of the per-job table (SPEC §10), in order. ``path_gpus`` and ``path_gpu_types`` are
 #: the GPU count and the GPU type name (SPEC §16; "" for a region without a type) of each region
 #: of ``path``, in the same order and with the same separator (``8>2``, ``A100>H100``).
@@ -69,8 +72,27 @@ def check_status(batch: ScenarioBatch, result: BatchResult, start: int) -> None:
                                               "{scheduler}: ")
 
 
-def run_columns(spec: ChunkSpec, result: BatchResult, s: int) -> dict[str, np.ndarray]:
-    """Scheduler ``s``'s rows, one per topology, in topology order."""
+def optimum(spec: ChunkSpec, batch: ScenarioBatch, result: BatchResult) -> dict[str, np.ndarray]:
+    """SPEC §15's OPT of every topology of the chunk: ``opt_avg_jct_h`` float64[T] (h) and
+    ``opt_proven`` bool[T] (:func:`bacepipe.optimal.solve_batch`, one CP-SAT solve each within
+    ``optimal_time_limit_s``). A topology with a job that can never fit (its LB is NaN) has no
+    schedule: NaN and False."""
+    from bacepipe.optimal import solve_batch  # OR-Tools is loaded only for optimal=true
+
+    t = batch.size
+    out = {"opt_avg_jct_h": np.full(t, np.nan), "opt_proven": np.zeros(t, dtype=bool)}
+    rows = np.flatnonzero(np.isfinite(result.lower_bound_h))
+    if rows.size:
+        got = solve_batch(batch, rows, spec.settings.optimal_time_limit_s)
+        out["opt_avg_jct_h"][rows] = got["opt_avg_jct_h"]
+        out["opt_proven"][rows] = got["opt_proven"]
+    return out
+
+
+def run_columns(spec: ChunkSpec, result: BatchResult, s: int,
+                opt: dict | None = None) -> dict[str, np.ndarray]:
+    """Scheduler ``s``'s rows, one per topology, in topology order; ``opt``: :func:`optimum`
+    (None: the OPT columns are null)."""
     t = result.status.shape[0]
     out = {
         "seed": np.full(t, spec.settings.seed, dtype=np.int64),
@@ -81,6 +103,11 @@ def run_columns(spec: ChunkSpec, result: BatchResult, s: int) -> dict[str, np.nd
         out[name] = np.ascontiguousarray(result.metrics[:, s, i], dtype=np.float64)
     out["plan_slack"] = np.full(t, spec.settings.plan_slack, dtype=np.float64)
     out["lower_bound_h"] = np.ascontiguousarray(result.lower_bound_h, dtype=np.float64)
+    if opt is None:
+        out["opt_avg_jct_h"] = np.full(t, np.nan)
+        out["opt_proven"] = np.full(t, None, dtype=object)
+    else:
+        out.update(opt)
     return out
 
 
@@ -159,11 +186,12 @@ def run_chunk(spec: ChunkSpec) -> dict:
         check_status(batch, result, spec.start)
     if s.validate:
         check_chunk(batch, result, spec.start)
+    opt = optimum(spec, batch, result) if s.optimal else None
     names = range(len(spec.schedulers))
     return {
         "start": spec.start,
         "stop": spec.stop,
-        "runs": {spec.schedulers[i]: run_columns(spec, result, i) for i in names},
+        "runs": {spec.schedulers[i]: run_columns(spec, result, i, opt) for i in names},
         "jobs": ({spec.schedulers[i]: job_columns(spec, batch, result, i) for i in names}
                  if s.save_jobs else None),
     }

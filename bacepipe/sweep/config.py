@@ -91,6 +91,13 @@ class SweepConfig:
         ``aws10`` only). A fixed hive level.
     plugins : Python files or module names that register schedulers (docs/extending.md);
         loaded before ``schedulers`` is checked, and in every worker.
+    optimal : also compute SPEC §15's OPT of every topology (:func:`bacepipe.optimal.solve_batch`,
+        CP-SAT, in the workers): the runs table's ``opt_avg_jct_h`` and ``opt_proven``, null
+        otherwise. Small points only: at most :data:`OPTIMAL_MAX_REGIONS` regions,
+        :data:`OPTIMAL_MAX_JOBS` jobs and :data:`OPTIMAL_MAX_GPUS` GPUs a region after
+        ``gpu_scale``, one GPU type (``gpu_mix=none``); refused otherwise, before any work.
+    optimal_time_limit_s : CP-SAT's wall-clock limit per topology, s (> 0); past it the best
+        schedule found is kept and ``opt_proven`` is false.
     """
 
     scenario: str = "random"
@@ -121,6 +128,8 @@ class SweepConfig:
     plan_slack: float = 0.2
     gpu_mix: str = "none"
     plugins: list[str] = field(default_factory=list)
+    optimal: bool = False
+    optimal_time_limit_s: float = 10.0
 
 
 #: The SPEC §12 switches: passed to ``generate_batch`` when not null.
@@ -163,6 +172,8 @@ class SweepSettings:
     plan_slack: float = 0.2
     gpu_mix: str = "none"
     plugins: tuple[str, ...] = ()
+    optimal: bool = False
+    optimal_time_limit_s: float = 10.0
 
     @property
     def is_file(self) -> bool:
@@ -316,7 +327,26 @@ RULES = {
     "start_rule": _choice(SCENARIO_START_RULES),
     "plan_slack": lambda v, name: _number(v, name, low=0.0, high=1e6),
     "gpu_mix": _choice(GPU_MIXES),
+    "optimal": _flag,
+    "optimal_time_limit_s": lambda v, name: _number(v, name, low=0.0, strict=True, high=86_400),
 }
+
+#: Largest point ``optimal=true`` accepts (regions, jobs, GPUs of a region after gpu_scale).
+#: CP-SAT proves 3 regions × 4 jobs × <= 16 GPUs a region in seconds and 4 regions × 4 jobs in
+#: about 15 s; 6 jobs on 3 regions may take a minute (docs/optimality.md,
+#: benchmarks/optimal_time.py). Up to this size a point finishes in hours at worst (the time
+#: limit bounds each topology); past it OPT is rarely proven and the model grows like R!.
+OPTIMAL_MAX_REGIONS, OPTIMAL_MAX_JOBS, OPTIMAL_MAX_GPUS = 4, 6, 16
+
+
+def check_optimal_size(regions: int, jobs: int, gpus: int) -> None:
+    """Refuse ``optimal=true`` on a point larger than the limits above (one line)."""
+    if regions > OPTIMAL_MAX_REGIONS or jobs > OPTIMAL_MAX_JOBS or gpus > OPTIMAL_MAX_GPUS:
+        raise InputError("optimal", f"exact OPT is for small points: at most "
+                         f"{OPTIMAL_MAX_REGIONS} regions, {OPTIMAL_MAX_JOBS} jobs and "
+                         f"{OPTIMAL_MAX_GPUS} GPUs a region after gpu_scale, this point has "
+                         f"{regions} regions, {jobs} jobs and up to {gpus} GPUs a region "
+                         "(e.g. num_regions=3 num_jobs=4 gpu_scale=0.0625)")
 
 
 #: Memory one chunk may need (its batch and result arrays), bytes; see :func:`_check_size`.
@@ -416,6 +446,9 @@ def validate(cfg: DictConfig | Mapping) -> SweepSettings:
         raise InputError("gpu_mix", f"{checked['gpu_mix']} applies to "
                          f"{' and '.join(GPU_MIX_SCENARIOS)} only, not "
                          f"scenario={checked['scenario']}")
+    if checked["optimal"] and checked["gpu_mix"] != "none":
+        raise InputError("optimal", "needs gpu_mix=none: bacepipe.optimal models one GPU type "
+                         "(SPEC §16)")
     if scenario not in BUILTIN_SCENARIOS:
         scenario = os.path.abspath(scenario)
     return SweepSettings(
@@ -433,5 +466,6 @@ def validate(cfg: DictConfig | Mapping) -> SweepSettings:
         results_dir=Path(os.path.abspath(checked["results_dir"])),
         progress=checked["progress"], hardware=hardware, extensions=extensions,
         start_rule=checked["start_rule"], plan_slack=checked["plan_slack"],
-        gpu_mix=checked["gpu_mix"], plugins=checked["plugins"],
+        gpu_mix=checked["gpu_mix"], plugins=checked["plugins"], optimal=checked["optimal"],
+        optimal_time_limit_s=checked["optimal_time_limit_s"],
     )

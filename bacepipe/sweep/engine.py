@@ -26,13 +26,14 @@ import polars as pl
 
 import bacepipe
 from bacepipe.errors import InputError, Interrupted
-from bacepipe.model.scenario import parse_hardware, read_yaml
+from bacepipe.model.scenario import parse_hardware, read_yaml, scale_gpus
+from bacepipe.model.tables import GPU_CHOICES
 from bacepipe.policies import engine_of, identity_of
 from bacepipe.sources import source_hash
 from bacepipe.sweep import store
 from bacepipe.sweep.backends import iter_results
 from bacepipe.sweep.chunks import ChunkSpec, make_batch, run_chunk
-from bacepipe.sweep.config import SweepSettings
+from bacepipe.sweep.config import SweepSettings, check_optimal_size
 
 #: The scheduler every normalized column of the summary is relative to.
 BASELINE = "bace_pipe"
@@ -97,6 +98,8 @@ def prepare_point(settings: SweepSettings) -> Point:
         # These keep their own jobs: the num_jobs axis says how many, not the ignored setting.
         jobs = make_batch(settings, 0, 1).params_b.shape[1]
         settings = dataclasses.replace(settings, num_jobs=jobs)
+    if settings.optimal:
+        _check_optimal_size(settings)
     identity = {
         "scenario": settings.scenario if not settings.is_file else "file",
         "num_regions": settings.num_regions,
@@ -108,6 +111,8 @@ def prepare_point(settings: SweepSettings) -> Point:
         "plan_slack": settings.plan_slack,
         "gpu_mix": settings.gpu_mix,
     }
+    if settings.optimal:  # the OPT columns are filled: other rows than without
+        identity["optimal_time_limit_s"] = settings.optimal_time_limit_s
     trace = settings.extensions.get("trace")
     if settings.is_file:
         data = read_yaml(settings.scenario)
@@ -128,6 +133,21 @@ def prepare_point(settings: SweepSettings) -> Point:
     return Point(settings, store.point_paths(settings.results_dir, store.partition(levels), pid),
                  store.chunk_ranges(settings.topologies, settings.chunk_size), identity, levels,
                  schedulers)
+
+
+#: Scenarios whose GPU counts are drawn per topology from GPU_CHOICES (SPEC §8).
+_DRAWN_GPUS = ("random", "aws10")
+
+
+def _check_optimal_size(settings: SweepSettings) -> None:
+    """``optimal=true`` only on small points (:func:`bacepipe.sweep.config.check_optimal_size`):
+    sized from topology 0, GPUs from the largest possible draw where they are drawn."""
+    batch = make_batch(settings, 0, 1)
+    if settings.scenario in _DRAWN_GPUS:
+        gpus = int(scale_gpus(np.asarray([max(GPU_CHOICES)]), settings.gpu_scale)[0])
+    else:
+        gpus = int(batch.gpus.max())
+    check_optimal_size(batch.gpus.shape[1], batch.params_b.shape[1], gpus)
 
 
 def _digest(identity: str) -> str:
@@ -239,7 +259,9 @@ def _run_locked(point: Point, tic: float, extra_manifest: dict | None) -> PointR
         # Compile (or load the cached kernels) here, once, before workers start: a cold cache
         # would otherwise be compiled by every worker. Topology 0 also surfaces a job that can
         # never be placed before any chunk is fanned out.
-        run_chunk(ChunkSpec(settings, 0, 1, specs[0].schedulers))
+        # (Without OPT: CP-SAT compiles nothing, and its answer here would be thrown away.)
+        run_chunk(ChunkSpec(dataclasses.replace(settings, optimal=False), 0, 1,
+                            specs[0].schedulers))
     total = len(point.ranges) * len(settings.schedulers)
     todo = sum(len(spec.schedulers) for spec in specs)
     label = f"{settings.scenario_label} bw={settings.bandwidth_scale:g} " \

@@ -67,8 +67,9 @@ SCHEDULER_KEY = b"bacepipe.scheduler_identity"
 
 _INT = ("seed", "topology", "job", "k_star", "gpus", "regions")
 _STR = ("scheduler", "name", "model", "dataset", "path", "path_gpus", "path_gpu_types")
+_BOOL = ("opt_proven",)
 RUN_SCHEMA = pa.schema([(c, pa.int64() if c in _INT else pa.string() if c in _STR
-                         else pa.float64()) for c in RUN_COLUMNS])
+                         else pa.bool_() if c in _BOOL else pa.float64()) for c in RUN_COLUMNS])
 JOB_SCHEMA = pa.schema([(c, pa.int64() if c in _INT else pa.string() if c in _STR
                          else pa.float64()) for c in JOB_COLUMNS])
 
