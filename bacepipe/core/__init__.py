@@ -78,13 +78,15 @@ def compiled_parts() -> tuple[tuple, ...]:
 
 
 def _codes(names, start_rule: str, index: dict) -> np.ndarray:
-    """int64[S, 5]: the part indices of each scheduler and whether its ordering is static."""
+    """int64[S, 6]: the part indices of each scheduler, whether its ordering is static and
+    whether every part is built in (``bacepipe.core.loop.CODE_*``)."""
     rows = []
     for name in names:
         parts = parts_of(name, start_rule)
         rows.append([index[kind, parts[kind].name] for kind in KINDS]
-                    + [int(parts["ordering"].static)])
-    return np.array(rows, dtype=np.int64).reshape(len(rows), len(KINDS) + 1)
+                    + [int(parts["ordering"].static),
+                       int(all(p.source.startswith("bacepipe.policies.") for p in parts.values()))])
+    return np.array(rows, dtype=np.int64).reshape(len(rows), len(KINDS) + 2)
 
 
 def batch_inputs(batch: ScenarioBatch) -> BatchInputs:

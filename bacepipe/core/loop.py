@@ -99,9 +99,10 @@ class BatchOutputs(NamedTuple):
     lower_bound_h: np.ndarray
 
 
-#: Columns of the scheduler codes: indices into the part tuples, and whether the ordering's key
-#: is static.
-CODE_ORDERING, CODE_START_RULE, CODE_PLACEMENT, CODE_ALLOCATOR, CODE_STATIC = range(5)
+#: Columns of the scheduler codes: indices into the part tuples, whether the ordering's key is
+#: static, and whether every part is built in (a plug-in's decisions are checked, see _valid).
+CODE_ORDERING, CODE_START_RULE, CODE_PLACEMENT, CODE_ALLOCATOR, CODE_STATIC, CODE_BUILTIN = \
+    range(6)
 
 
 @kernel(inline=True)
@@ -217,23 +218,22 @@ def _release(run, cluster, t):
 
 
 @kernel
-def simulate_one(run, gpus, static_order, order, rule, place, allocate, out):
+def simulate_one(run, gpus, code, order, rule, place, allocate, out, workspace):
     """Simulate one topology under one scheduler (SPEC §5, §13's scan).
 
     ``run`` (:class:`~bacepipe.policies.api.Run`) is filled in place: end times, paths,
-    allocations; ``out`` is (start_s, cost, metrics) of this run. Returns (status, job):
-    STATUS_OK, STATUS_NEVER_PLACED with the first job that was stuck, or STATUS_BAD_DECISION with
-    the job a part placed against SPEC §4.
+    allocations; ``code`` is the scheduler's row of codes (``CODE_*``); ``out`` is (start_s, cost,
+    metrics) of this run; ``workspace`` holds the arrays the run may overwrite (see
+    :func:`_workspace`). Returns (status, job): STATUS_OK, STATUS_NEVER_PLACED with the first job
+    that was stuck, or STATUS_BAD_DECISION with the job a plug-in part placed against SPEC §4.
     """
     start_s, cost, metrics = out
+    cluster, work, decision, tried, keys, pending = workspace
+    cluster.free[:] = gpus
+    cluster.resid[:, :] = run.links
+    static_order = code[CODE_STATIC] != 0
     jobs = run.jobs
     n_jobs, n_regions = jobs.shape[0], gpus.shape[0]
-    cluster = Cluster(gpus.copy(), run.links.copy(), np.empty(n_regions), run.speed)
-    work = make_work(n_regions, n_jobs)
-    decision = Decision(np.empty(n_regions, dtype=np.int64), np.zeros(n_regions, dtype=np.int64))
-    tried = np.zeros(n_jobs, dtype=np.bool_)
-    keys = np.zeros(n_jobs)
-    pending = np.empty(n_jobs, dtype=np.int64)
     link_total = 0.0
     for u in range(n_regions):
         for v in range(n_regions):
@@ -270,7 +270,8 @@ def simulate_one(run, gpus, static_order, order, rule, place, allocate, out):
                 plen, g = rule(j, t, run, cluster, work, place, allocate, decision)
                 if g == 0:
                     continue
-                if not _valid(run, jobs[j], cluster, decision, plen, g, work.in_path):
+                if code[CODE_BUILTIN] == 0 and not _valid(run, jobs[j], cluster, decision, plen,
+                                                          g, work.in_path):
                     return STATUS_BAD_DECISION, j
                 _start(run, cluster, j, t, decision, plen, g, sequence, start_s, cost)
                 sequence += 1
@@ -291,6 +292,17 @@ def simulate_one(run, gpus, static_order, order, rule, place, allocate, out):
         t = t_next
     _metrics(run, gpus, start_s, cost, metrics)
     return STATUS_OK, -1
+
+
+@kernel
+def _workspace(n_regions, n_jobs, speed):
+    """The arrays one run overwrites (the cluster's state, scratch, decisions, the scan's
+    bookkeeping), allocated once per topology and reused by each scheduler."""
+    cluster = Cluster(np.empty(n_regions, np.int64), np.empty((n_regions, n_regions)),
+                      np.empty(n_regions), speed)
+    decision = Decision(np.empty(n_regions, np.int64), np.zeros(n_regions, np.int64))
+    return (cluster, make_work(n_regions, n_jobs), decision, np.zeros(n_jobs, np.bool_),
+            np.zeros(n_jobs), np.empty(n_jobs, np.int64))
 
 
 @kernel
@@ -341,7 +353,7 @@ def _metrics(run, gpus, start_s, cost, metrics):
 
 
 def _simulate_batch(inputs, outputs, codes, orderings, start_rules, placements, allocators):
-    """T topologies (parallel) × S schedulers. ``codes`` is int64[S, 5] (``CODE_*`` columns);
+    """T topologies (parallel) × S schedulers. ``codes`` is int64[S, 6] (``CODE_*`` columns);
     the part tuples hold every registered part of each kind, as compiled kernels."""
     hw = inputs.hardware
     # Arrays bound to locals: a parfor loses writes through a NamedTuple attribute.
@@ -360,25 +372,31 @@ def _simulate_batch(inputs, outputs, codes, orderings, start_rules, placements, 
         if bad < 0:
             lower_bound[t] = lower_bound_h(const, inputs.links[t], hw[HW_INTRA_GBPS],
                                            inputs.gpus[t].sum())
+        n_jobs, n_regions = const.shape[0], inputs.gpus.shape[1]
+        workspace = _workspace(n_regions, n_jobs, speed)
+        # the run's own state, reset per scheduler (allocated once per topology)
+        state, start_seq = np.empty(n_jobs, np.int64), np.empty(n_jobs, np.int64)
+        reserved, users = np.empty(n_jobs), np.empty((n_regions, n_regions), np.int64)
         for s in range(codes.shape[0]):
             if bad >= 0:
                 status[t, s], bad_job[t, s] = STATUS_TOO_FEW_GPUS, bad
                 continue
-            n_jobs, n_regions = const.shape[0], inputs.gpus.shape[1]
-            run = Run(const, np.zeros(n_jobs, np.int64), outputs.end_s[t, s],
-                      np.zeros(n_jobs, np.int64), outputs.path[t, s], outputs.alloc[t, s],
-                      outputs.plen[t, s], np.zeros(n_jobs),
-                      np.zeros((n_regions, n_regions), np.int64), inputs.links[t],
+            state[:] = FUTURE
+            start_seq[:] = 0
+            reserved[:] = 0.0
+            users[:, :] = 0
+            run = Run(const, state, outputs.end_s[t, s], start_seq, outputs.path[t, s],
+                      outputs.alloc[t, s], outputs.plen[t, s], reserved, users, inputs.links[t],
                       inputs.latency_s[t], inputs.price[t], inputs.profile[t],
                       inputs.utc_offset_h[t], inputs.time_of_use, hw[HW_POWER_KW],
                       inputs.plan_slack, r_max, speed, inputs.gpu_power_kw[t],
                       inputs.gpu_mem_gb[t], inputs.hetero, inputs.memory_on)
             c = codes[s]
             status[t, s], bad_job[t, s] = simulate_one(
-                run, inputs.gpus[t], c[CODE_STATIC] != 0, orderings[c[CODE_ORDERING]],
+                run, inputs.gpus[t], c, orderings[c[CODE_ORDERING]],
                 start_rules[c[CODE_START_RULE]], placements[c[CODE_PLACEMENT]],
                 allocators[c[CODE_ALLOCATOR]],
-                (outputs.start_s[t, s], outputs.cost[t, s], outputs.metrics[t, s]))
+                (outputs.start_s[t, s], outputs.cost[t, s], outputs.metrics[t, s]), workspace)
 
 
 def _named(fn, name: str):
