@@ -123,3 +123,24 @@ def test_report_writes_the_gap_section_and_figure(tmp_path, capsys):
         in section
     assert (tmp_path / "figures" / "gap_to_lower_bound.png").stat().st_size > 1000
     assert "Gap (avg JCT ÷ lower bound by contention (SPEC §15))" in capsys.readouterr().out
+
+
+@pytest.mark.slow
+def test_a_real_tiny_run_with_the_optimum_is_recomputable_from_its_parquet_rows(tmp_path):
+    from bacepipe.sweep import run_point, validate
+
+    run_point(validate({"topologies": 3, "workers": 1, "results_dir": str(tmp_path),
+                        "num_regions": 3, "gpu_scale": 0.0625, "num_jobs": 4, "optimal": True,
+                        "optimal_time_limit_s": 5.0, "schedulers": ["bace_pipe", "ldf"]}))
+    runs = pl.read_parquet(tmp_path / "runs" / "**" / "*.parquet", hive_partitioning=True)
+    table = gap_table(scan_yardsticks([tmp_path]), n_resamples=50)
+    for r in table.iter_rows(named=True):
+        mine = runs.filter(pl.col("scheduler") == r["scheduler"])
+        lb = (mine["avg_jct_h"] / mine["lower_bound_h"]).to_numpy()
+        assert r["lb_gap_gmean"] == pytest.approx(geometric_mean(lb))
+        assert r["lb_gap_max"] == pytest.approx(lb.max()) and lb.min() >= 1 - 1e-9
+        proven = mine.filter(pl.col("opt_proven"))
+        assert r["n_proven"] == proven.height
+        if proven.height:
+            opt = (proven["avg_jct_h"] / proven["opt_avg_jct_h"]).to_numpy()
+            assert r["opt_gap_mean"] == pytest.approx(opt.mean()) and r["opt_below"] == 0
