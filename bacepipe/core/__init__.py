@@ -78,15 +78,17 @@ def compiled_parts() -> tuple[tuple, ...]:
 
 
 def _codes(names, start_rule: str, index: dict) -> np.ndarray:
-    """int64[S, 6]: the part indices of each scheduler, whether its ordering is static and
-    whether every part is built in (``bacepipe.core.loop.CODE_*``)."""
+    """int64[S, 7]: the part indices of each scheduler, whether its ordering is static, whether
+    every part is built in, and whether its start rule is the built-in greedy one
+    (``bacepipe.core.loop.CODE_*``)."""
     rows = []
     for name in names:
         parts = parts_of(name, start_rule)
+        builtin = [p.source.startswith("bacepipe.policies.") for p in parts.values()]
         rows.append([index[kind, parts[kind].name] for kind in KINDS]
-                    + [int(parts["ordering"].static),
-                       int(all(p.source.startswith("bacepipe.policies.") for p in parts.values()))])
-    return np.array(rows, dtype=np.int64).reshape(len(rows), len(KINDS) + 2)
+                    + [int(parts["ordering"].static), int(all(builtin)),
+                       int(parts["start_rule"].source == "bacepipe.policies.greedy")])
+    return np.array(rows, dtype=np.int64).reshape(len(rows), len(KINDS) + 3)
 
 
 def batch_inputs(batch: ScenarioBatch) -> BatchInputs:

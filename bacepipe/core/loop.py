@@ -17,6 +17,7 @@ from bacepipe.core.jit import kernel
 from bacepipe.core.model import (
     C_ACT_BITS,
     C_ARRIVAL_S,
+    C_KSTAR,
     HW_INTRA_GBPS,
     HW_MFU,
     HW_POWER_KW,
@@ -24,7 +25,13 @@ from bacepipe.core.model import (
     gpu_speed,
     job_constants,
 )
-from bacepipe.core.projection import execution_s, placement_cost, stage_time_s, unit_prices
+from bacepipe.core.projection import (
+    execution_s,
+    offer,
+    placement_cost,
+    stage_time_s,
+    unit_prices,
+)
 from bacepipe.core.structs import (
     DONE,
     FUTURE,
@@ -100,9 +107,10 @@ class BatchOutputs(NamedTuple):
 
 
 #: Columns of the scheduler codes: indices into the part tuples, whether the ordering's key is
-#: static, and whether every part is built in (a plug-in's decisions are checked, see _valid).
-CODE_ORDERING, CODE_START_RULE, CODE_PLACEMENT, CODE_ALLOCATOR, CODE_STATIC, CODE_BUILTIN = \
-    range(6)
+#: static, whether every part is built in (a plug-in's decisions are checked, see _valid), and
+#: whether the start rule is the built-in greedy one.
+CODE_ORDERING, CODE_START_RULE, CODE_PLACEMENT, CODE_ALLOCATOR, CODE_STATIC, CODE_BUILTIN, \
+    CODE_GREEDY = range(7)
 
 
 @kernel(inline=True)
@@ -267,7 +275,13 @@ def simulate_one(run, gpus, code, order, rule, place, allocate, out, workspace):
                 if j < 0:
                     break
                 tried[j] = True
-                plen, g = rule(j, t, run, cluster, work, place, allocate, decision)
+                if code[CODE_GREEDY] != 0:
+                    # the default rule, inlined: a start rule's call passes the run's arrays by
+                    # value (~0.4 µs a call), which would dominate a greedy simulation
+                    plen, g = offer(place, run, jobs[j], int(jobs[j, C_KSTAR]), cluster, work,
+                                    allocate, decision)
+                else:
+                    plen, g = rule(j, t, run, cluster, work, place, allocate, decision)
                 if g == 0:
                     continue
                 if code[CODE_BUILTIN] == 0 and not _valid(run, jobs[j], cluster, decision, plen,
@@ -353,7 +367,7 @@ def _metrics(run, gpus, start_s, cost, metrics):
 
 
 def _simulate_batch(inputs, outputs, codes, orderings, start_rules, placements, allocators):
-    """T topologies (parallel) × S schedulers. ``codes`` is int64[S, 6] (``CODE_*`` columns);
+    """T topologies (parallel) × S schedulers. ``codes`` is int64[S, 7] (``CODE_*`` columns);
     the part tuples hold every registered part of each kind, as compiled kernels."""
     hw = inputs.hardware
     # Arrays bound to locals: a parfor loses writes through a NamedTuple attribute.
