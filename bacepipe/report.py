@@ -23,7 +23,7 @@ from bacepipe.analysis.load import RUNS_DIR, find_runs, scan_runs
 from bacepipe.analysis.mechanism import scan_jobs
 from bacepipe.analysis.stats import paired_ratios, points, summarize
 from bacepipe.analysis.tables import format_summary_table, write_report
-from bacepipe.analysis.yardsticks import gap_table, scan_yardsticks
+from bacepipe.analysis.yardsticks import gap_table
 from bacepipe.cli import OneLineParser, first_line, run_cli
 from bacepipe.errors import InputError
 
@@ -73,7 +73,7 @@ def main(argv: list[str] | None = None) -> int:
         if summary.is_empty():
             raise InputError(args.paths[0], "the runs/ datasets hold no result rows")
         ratios = paired_ratios(lf).collect()
-        gaps = gap_table(scan_yardsticks(sources), n_resamples=args.resamples, seed=args.seed)
+        gaps = gap_table(lf, n_resamples=args.resamples, seed=args.seed)
         jobs = scan_jobs(sources)
         types = type_shares(jobs) if jobs is not None else None
         print(f"read {len(sources)} runs/ dataset(s): {points(summary).height} point(s), "

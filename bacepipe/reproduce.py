@@ -76,7 +76,7 @@ from bacepipe.analysis.stats import points
 from bacepipe.analysis.world_facts import explain_worlds, measured_facts, model_world_facts
 from bacepipe.analysis.worlds import evaluate_worlds, worlds_markdown
 from bacepipe.analysis.yardsticks import FIGURE as GAP_FIGURE
-from bacepipe.analysis.yardsticks import gap_table, scan_yardsticks
+from bacepipe.analysis.yardsticks import gap_table
 from bacepipe.cli import OneLineParser, run_cli
 from bacepipe.errors import InputError
 from bacepipe.io import atomic_write, atomic_write_text
@@ -183,7 +183,7 @@ def write_reports(results: Path) -> tuple[pl.LazyFrame, pl.DataFrame, dict[str, 
     if summary.is_empty():
         raise InputError(str(results), "the runs/ datasets hold no result rows")
     ratios = paired_ratios(lf).collect()
-    gaps = gap_table(scan_yardsticks(sources), n_resamples=N_RESAMPLES, seed=BOOT_SEED)
+    gaps = gap_table(lf, n_resamples=N_RESAMPLES, seed=BOOT_SEED)
     jobs = scan_jobs(sources)
     types = type_shares(jobs) if jobs is not None else None
     report = results / "report"

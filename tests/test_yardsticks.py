@@ -7,13 +7,12 @@ import numpy as np
 import polars as pl
 import pytest
 
-from bacepipe.analysis import bootstrap_ci, geometric_mean
+from bacepipe.analysis import bootstrap_ci, geometric_mean, scan_runs
 from bacepipe.analysis.yardsticks import (
     contention_slice,
     gap_table,
     gaps_markdown,
     plot_gaps,
-    scan_yardsticks,
 )
 from bacepipe.report import main as report_main
 
@@ -55,7 +54,7 @@ def write(root, gaps: dict, *, opt=None, proven=None, lb=LB, yardsticks=True, **
 def test_lb_gap_is_the_paired_geometric_mean_with_its_bootstrap_ci(tmp_path):
     factors = np.array([1.1, 1.5, 2.0, 3.0])
     write(tmp_path, {"bace_pipe": factors, "ldf": 2.0})
-    table = gap_table(scan_yardsticks([tmp_path]), n_resamples=300)
+    table = gap_table(scan_runs([tmp_path]), n_resamples=300)
     rows = {r["scheduler"]: r for r in table.iter_rows(named=True)}
     bp = rows["bace_pipe"]
     assert bp["n_lb"] == 4 and bp["lb_gap_gmean"] == pytest.approx(geometric_mean(factors))
@@ -73,7 +72,7 @@ def test_opt_gap_reads_proven_rows_only(tmp_path):
     jct = opt * np.array([1.0, 1.00005, 1.1, 1.5])
     write(tmp_path, {"bace_pipe": jct, "lcf": opt * 0.5}, opt=opt,
           proven=[True, True, True, False])
-    rows = {r["scheduler"]: r for r in gap_table(scan_yardsticks([tmp_path]),
+    rows = {r["scheduler"]: r for r in gap_table(scan_runs([tmp_path]),
                                                  n_resamples=50).iter_rows(named=True)}
     bp = rows["bace_pipe"]
     assert (bp["n_opt"], bp["n_proven"]) == (4, 3)
@@ -81,13 +80,13 @@ def test_opt_gap_reads_proven_rows_only(tmp_path):
     assert bp["opt_gap_max"] == pytest.approx(1.1)
     assert bp["opt_at_optimum"] == pytest.approx(2 / 3) and bp["opt_below"] == 0
     assert rows["lcf"]["opt_below"] == 3  # a scheduler below OPT is counted, never hidden
-    md = "\n".join(gaps_markdown(gap_table(scan_yardsticks([tmp_path]), n_resamples=50)))
+    md = "\n".join(gaps_markdown(gap_table(scan_runs([tmp_path]), n_resamples=50)))
     assert "| `bace_pipe` | paper | 4 |" in md and "| 3 / 4 | 1.0334 | 1.1000 | 67 % | 0 |" in md
 
 
 def test_results_without_the_columns_say_so_in_one_line(tmp_path):
     write(tmp_path, {"bace_pipe": 1.0}, yardsticks=False)
-    table = gap_table(scan_yardsticks([tmp_path]), n_resamples=10)
+    table = gap_table(scan_runs([tmp_path]), n_resamples=10)
     assert table["lb_gap_gmean"].to_list() == [None]
     md = gaps_markdown(table)
     assert md[2].startswith("No `lower_bound_h` or `opt_avg_jct_h` column")
@@ -98,7 +97,7 @@ def test_contention_figure_takes_each_axis_with_the_others_at_defaults(tmp_path)
                                         (1.0, 24, 3.0), (0.5, 24, 9.0)]):
         write(tmp_path, {"bace_pipe": g, "ldf": 2 * g}, point=f"p{i}", gpu_scale=gpu,
               num_jobs=jobs)
-    table = gap_table(scan_yardsticks([tmp_path]), n_resamples=20)
+    table = gap_table(scan_runs([tmp_path]), n_resamples=20)
     gpu, fixed, _ = contention_slice(table, "gpu_scale")
     assert fixed["num_jobs"] == 8
     assert gpu.filter(pl.col("scheduler") == "bace_pipe")["lb_gap_gmean"].to_list() == \
@@ -133,7 +132,7 @@ def test_a_real_tiny_run_with_the_optimum_is_recomputable_from_its_parquet_rows(
                         "num_regions": 3, "gpu_scale": 0.0625, "num_jobs": 4, "optimal": True,
                         "optimal_time_limit_s": 5.0, "schedulers": ["bace_pipe", "ldf"]}))
     runs = pl.read_parquet(tmp_path / "runs" / "**" / "*.parquet", hive_partitioning=True)
-    table = gap_table(scan_yardsticks([tmp_path]), n_resamples=50)
+    table = gap_table(scan_runs([tmp_path]), n_resamples=50)
     for r in table.iter_rows(named=True):
         mine = runs.filter(pl.col("scheduler") == r["scheduler"])
         lb = (mine["avg_jct_h"] / mine["lower_bound_h"]).to_numpy()

@@ -10,29 +10,22 @@ found): the mean and worst ratio, and the share of topologies *at the optimum*, 
 ratio ≤ 1 + 1e-4 (OPT is computed on a whole-second grid, pessimistic by ~1 s per job: SPEC §15).
 ``docs/optimality.md`` says how to read them.
 
-The columns are read straight from the ``runs/`` Parquet files by :func:`scan_yardsticks` (as
-:func:`bacepipe.analysis.mechanism.scan_jobs` reads ``jobs/``), so every number here is
-recomputable from the rows. Results without the columns (sweeps from before SPEC §15) give
-null gaps, said in one line.
+The columns (``schema.YARDSTICK_COLUMNS``) come with the rows of
+:func:`bacepipe.analysis.scan_runs`, so every number here is recomputable from the Parquet rows.
+Results without them (sweeps from before SPEC §15) give null gaps, said in one line.
 """
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterable
-from pathlib import Path
 
 import numpy as np
 import polars as pl
 
-from bacepipe.analysis.load import find_runs, hive_keys
 from bacepipe.analysis.roles import palette, role_of, scheduler_order
-from bacepipe.analysis.schema import HIVE_SCHEMA, ID_COLUMNS, POINT_COLUMNS
+from bacepipe.analysis.schema import YARDSTICK_COLUMNS, point_columns
 from bacepipe.analysis.stats import at_point, bootstrap_ci, geometric_mean, is_default
 
-#: SPEC §15's columns of the runs table, with their types.
-YARDSTICK_COLUMNS: dict[str, pl.DataType] = {
-    "lower_bound_h": pl.Float64(), "opt_avg_jct_h": pl.Float64(), "opt_proven": pl.Boolean()}
 #: A run is at the optimum when avg JCT ≤ OPT · (1 + AT_OPTIMUM_REL) (SPEC §15's rounding).
 AT_OPTIMUM_REL = 1e-4
 #: Value columns of :func:`gap_table`, after the point columns and ``scheduler``.
@@ -47,53 +40,10 @@ _FONT = 9
 
 
 def point_keys(columns: Iterable[str]) -> list[str]:
-    """The point columns of a frame of :func:`scan_yardsticks` or :func:`gap_table`: every
-    column that is neither a value nor an identity of a run."""
+    """The point columns of a :func:`gap_table` frame: every column that is neither a value
+    nor ``scheduler``."""
     skip = {*_VALUES, *GAP_COLUMNS}
     return [c for c in columns if c not in skip]
-
-
-def _leaves(runs_dir: Path) -> dict[Path, list[Path]]:
-    """Result files per partition directory, as the loader counts them (sorted)."""
-    out: dict[Path, list[Path]] = {}
-    for top, dirs, names in os.walk(runs_dir):
-        dirs.sort()
-        for n in sorted(names):
-            if n.endswith(".parquet") and not n.startswith((".", "_")):
-                out.setdefault(Path(top), []).append(Path(top) / n)
-    return out
-
-
-def scan_yardsticks(paths: Iterable[str | os.PathLike[str]]) -> pl.LazyFrame:
-    """Every run row under ``paths`` (as :func:`bacepipe.analysis.find_runs` finds them) with
-    its yardsticks.
-
-    Returns
-    -------
-    polars.LazyFrame
-        The hive keys (typed as :func:`bacepipe.analysis.scan_runs` types them), ``plan_slack``
-        when a file has it, ``seed``, ``topology``, ``scheduler``, ``avg_jct_h`` and
-        :data:`YARDSTICK_COLUMNS` (null where a file lacks one).
-    """
-    frames, keys_seen = [], {}
-    for runs_dir in find_runs(paths):
-        for leaf, files in _leaves(runs_dir).items():
-            keys = hive_keys(leaf, runs_dir)
-            lf = pl.scan_parquet(files, hive_partitioning=False, missing_columns="insert",
-                                 extra_columns="ignore")
-            names = lf.collect_schema().names()
-            exprs = [pl.lit(v, dtype=HIVE_SCHEMA.get(k, pl.String())).alias(k)
-                     for k, v in keys.items() if k not in names and k not in ID_COLUMNS]
-            exprs += [pl.col(c).cast(t) for c, t in POINT_COLUMNS.items() if c in names]
-            exprs += [pl.col(c).cast(t) for c, t in ID_COLUMNS.items()]
-            exprs.append(pl.col("avg_jct_h").cast(pl.Float64))
-            exprs += [(pl.col(c) if c in names else pl.lit(None)).cast(t).alias(c)
-                      for c, t in YARDSTICK_COLUMNS.items()]
-            frames.append(lf.select(exprs))
-            keys_seen.update((k, None) for k in keys if k not in ID_COLUMNS)
-            keys_seen.update((c, None) for c in POINT_COLUMNS if c in names)
-    lf = pl.concat(frames, how="diagonal_relaxed")
-    return lf.select(*keys_seen, *ID_COLUMNS, "avg_jct_h", *YARDSTICK_COLUMNS)
 
 
 def gap_table(lf: pl.LazyFrame, *, n_resamples: int = 2000, seed: int = 0) -> pl.DataFrame:
@@ -102,8 +52,9 @@ def gap_table(lf: pl.LazyFrame, *, n_resamples: int = 2000, seed: int = 0) -> pl
     Parameters
     ----------
     lf : polars.LazyFrame
-        Rows as :func:`scan_yardsticks` makes them (a later duplicate of a (point, topology,
-        scheduler) is dropped, as the report drops it).
+        Rows as :func:`bacepipe.analysis.scan_runs` makes them, with ``avg_jct_h`` and the
+        yardstick columns (a later duplicate of a (point, topology, scheduler) is dropped, as
+        the report drops it).
     n_resamples, seed : bootstrap settings, as :func:`bacepipe.analysis.summarize` (a fresh
         generator per point and scheduler).
 
@@ -117,7 +68,10 @@ def gap_table(lf: pl.LazyFrame, *, n_resamples: int = 2000, seed: int = 0) -> pl
         (runs below OPT by more than that: none if the optimum is right). Sorted by point,
         then scheduler in role order.
     """
-    keys = point_keys(lf.collect_schema().names())
+    names = lf.collect_schema().names()
+    keys = point_columns(names)
+    lf = lf.with_columns(pl.lit(None, dtype=t).alias(c)
+                         for c, t in YARDSTICK_COLUMNS.items() if c not in names)
     rows = (lf.unique([*keys, "topology", "scheduler"], keep="first", maintain_order=True)
             .with_columns(
                 pl.when(pl.col("lower_bound_h") > 0)
@@ -295,6 +249,5 @@ def plot_gaps(table: pl.DataFrame, title: str):
     return fig
 
 
-__all__ = ["AT_OPTIMUM_REL", "FIGURE", "GAP_COLUMNS", "YARDSTICK_COLUMNS",
-           "contention_slice", "gap_table", "gaps_markdown", "plot_gaps", "point_keys",
-           "scan_yardsticks"]
+__all__ = ["AT_OPTIMUM_REL", "FIGURE", "GAP_COLUMNS", "contention_slice", "gap_table",
+           "gaps_markdown", "plot_gaps", "point_keys"]
