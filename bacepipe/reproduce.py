@@ -387,13 +387,19 @@ def header_markdown(command: str, results: Path, summary: pl.DataFrame) -> list[
     ]
 
 
+#: Figures written into a scenario's folder by a section of the document, not by the report.
+SECTION_FIGURES = {MECHANISM_FIGURE, PLANE_FIGURE, FLEET_FIGURE}
+
+
 def figures_markdown(copied: dict[str, list[Path]], out: Path) -> list[str]:
     md = ["## Figures", "", "Made by the report (`bacepipe.analysis.make_figures`) for each "
           "scenario; every ratio is to `bace_pipe` on the same topology, error bars 95 % CIs.", ""]
     for scenario, files in copied.items():
         md += [f"### scenario = {scenario}", ""]
+        # Figures of their own sections (drawn there, or said why not) are not repeated here.
+        files = [f for f in files if f.name not in SECTION_FIGURES]
         names = {f.name for f in files}
-        gone = [t for n, t in FIGURE_TITLES.items() if n not in names]
+        gone = [t for n, t in FIGURE_TITLES.items() if n not in names | SECTION_FIGURES]
         for f in files:
             title = FIGURE_TITLES.get(f.name, f.stem)
             md += [f"**{title}**", "", f"![{title}]({f.relative_to(out).as_posix()})", ""]
