@@ -19,9 +19,10 @@ hold when regions mix GPU generations, and which GPU types carry the work and th
   type's), an assumption of equal prices along a multi-region path; the table says which share
   of the cost is split that way.
 
-Every number is recomputable from the Parquet rows. The sweep that fills it:
-``python -m bacepipe.sweep -m +preset=hetero save_jobs=true`` (or ``python -m
-bacepipe.reproduce --run --presets hetero``).
+Every number is recomputable from the Parquet rows. The sweeps that fill it: ``python -m
+bacepipe.sweep -m +preset=hetero`` (mixed fleets, per-job rows kept) beside ``+preset=all`` and
+``+preset/study=ours`` (one type); or ``python -m bacepipe.reproduce --run --presets
+all,study/ours,hetero``.
 """
 
 from __future__ import annotations
@@ -56,7 +57,11 @@ from bacepipe.model.hardware import GPU_CATALOG, Hardware
 MIXES = ("none", "cloud")
 #: The scenarios ``gpu_mix=cloud`` applies to that the claims are read on.
 FLEET_SCENARIOS = ("random",)
-PRESET_COMMAND = "python -m bacepipe.sweep -m +preset=hetero save_jobs=true"
+PRESET_COMMAND = "python -m bacepipe.sweep -m +preset=hetero"
+#: The sweep that fills each side, for the claims and for role ours (the preset ``hetero``
+#: keeps per-job rows itself).
+FILLS = {"none": "python -m bacepipe.sweep -m +preset=all", "cloud": PRESET_COMMAND}
+FILLS_OURS = {"none": "python -m bacepipe.sweep -m +preset/study=ours", "cloud": PRESET_COMMAND}
 #: How a region without a ``gpu_type`` (``""`` in ``path_gpu_types``) is named.
 NO_TYPE = "(hardware)"
 FIGURE = "gpu_type_shares.png"
@@ -92,8 +97,9 @@ class FleetComparison:
         absent = [m for m, r in zip(self.mixes, self.results, strict=True)
                   if r.verdict == NOT_RUN]
         if absent:
+            runs = " and ".join(f"`{FILLS.get(m, PRESET_COMMAND)}`" for m in absent)
             return (f"Not decided here: no results under gpu_mix={' or '.join(absent)} "
-                    f"(run `{PRESET_COMMAND}`).")
+                    f"(run {runs}).")
         moved = " → ".join(_means(r) for r in self.results)
         verdicts = [r.verdict for r in self.results]
         if self.outcome == SAME_UNDER_BOTH:
@@ -139,8 +145,9 @@ class OursOnFleets:
         rows = self.rows[name]
         absent = [m for m, r in zip(self.mixes, rows, strict=True) if r is None]
         if absent:
+            runs = " and ".join(f"`{FILLS_OURS.get(m, PRESET_COMMAND)}`" for m in absent)
             return (f"`{name}`: not decided, no paired result at the default point with "
-                    f"gpu_mix={' or '.join(absent)} (run `{PRESET_COMMAND}`).")
+                    f"gpu_mix={' or '.join(absent)} (run {runs}).")
         parts = []
         for q, label in (("jct", "avg JCT"), ("cost", "cost")):
             below = [r[f"{q}_ratio_gmean_ci_high"] < 1.0 for r in rows]
@@ -340,7 +347,7 @@ def type_shares_markdown(at: pl.DataFrame, figure: str | None = None) -> list[st
     md = ["### Which GPU types carry the work and the bill", ""]
     if at.is_empty():
         return md + ["No per-job rows with GPU types on a mixed fleet: run "
-                     f"`{PRESET_COMMAND}` (per-job rows need `save_jobs=true`).", ""]
+                     f"`{PRESET_COMMAND}` (it keeps per-job rows, `save_jobs=true`).", ""]
     md += [f"At {_where(at)}: per scheduler, each GPU type's share of the GPU-hours (GPUs × "
            "execution time, from `path_gpus`, `path_gpu_types`, `execution_h` of the per-job "
            "rows), of the energy (GPU-hours × the type's `power_kw` of SPEC §16's catalog) and "
