@@ -34,6 +34,8 @@ LATENCY_MODES = ("none", "geo")
 GEO_MS_PER_KM = 1.0 / 100.0
 #: Upper bounds that keep every derived quantity finite and every count inside int64.
 MAX_GPUS = 10_000_000
+#: A GPU faster than this (TFLOP/s) would make a stage take no time at all in float64.
+MAX_TFLOPS = 1e9
 EARTH_RADIUS_KM = 6371.0
 
 ARRIVALS = ("batch", "poisson", "trace")
@@ -264,6 +266,8 @@ def parse_hardware(data, name: str = "hardware") -> Hardware:
             values[key] = _number(raw, field_name, minimum=0.0)
         elif key == "mfu":
             values[key] = _number(raw, field_name, minimum=0.0, strict=True, maximum=1.0)
+        elif key == "gpu_tflops":
+            values[key] = _number(raw, field_name, minimum=0.0, strict=True, maximum=MAX_TFLOPS)
         else:
             values[key] = _number(raw, field_name, minimum=0.0, strict=True)
     return Hardware(**values)
@@ -321,7 +325,8 @@ def _parse_gpu_types(data, regions: Sequence[Region]) -> tuple[tuple[str, GpuTyp
         if type_name not in types:
             for key in _GPU_TYPE_KEYS:
                 _required(fields_, key, where)
-        values = {key: _number(fields_[key], f"{where}.{key}", minimum=0.0, strict=True)
+        values = {key: _number(fields_[key], f"{where}.{key}", minimum=0.0, strict=True,
+                               maximum=MAX_TFLOPS if key == "tflops" else None)
                   for key in _GPU_TYPE_KEYS if fields_.get(key) is not None}
         base = types.get(type_name)
         types[type_name] = GpuType(**{key: values.get(key, getattr(base, key, None))
