@@ -20,8 +20,8 @@ mechanism (:mod:`bacepipe.analysis.mechanism`, needs ``save_jobs=true``), one co
 schedulers of role ``ours`` with BACE-Pipe (:mod:`bacepipe.analysis.ours`), and one reads the
 claims and ours again on mixed GPU fleets, with the share of GPU-hours, energy and cost per GPU
 type (:mod:`bacepipe.analysis.fleets`, SPEC §16). They are filled by the studies
-``+preset/study=start_rules``, ``+preset/study=ours`` and the preset ``+preset=hetero``:
-``--run --presets all,study/start_rules,study/ours,hetero,realistic`` runs them too. Bad input
+``+preset=start_rules``, ``+preset=ours`` and the preset ``+preset=hetero``:
+``--run --presets all,start_rules,ours,hetero,realistic`` runs them too. Bad input
 prints one line and exits 2.
 """
 
@@ -133,7 +133,7 @@ def _parser() -> OneLineParser:
     p.add_argument("--run", action="store_true", help="run the presets of --presets first")
     p.add_argument("--presets", default=",".join(PRESETS), metavar="NAMES",
                    help="comma-separated presets --run sweeps, in order (default "
-                   f"{','.join(PRESETS)}; the studies: study/start_rules, study/ours; mixed "
+                   f"{','.join(PRESETS)}; the studies: start_rules, ours; mixed "
                    "fleets: hetero)")
     p.add_argument("--topologies", type=int, default=1000, metavar="N",
                    help="topologies per sweep point with --run (default 1000)")
@@ -148,15 +148,13 @@ PRESETS = ("all", "realistic")
 
 
 def preset_override(name: str) -> str:
-    """``+preset=all`` for ``all``; ``+preset/study=ours`` for ``study/ours`` (a study)."""
-    group, _, option = name.rpartition("/")
-    return f"+preset{'/' + group if group else ''}={option}"
+    """The override that picks preset ``name``: ``+preset=<name>``."""
+    return f"+preset={name}"
 
 
 def run_presets(results: Path, topologies: int, presets: Iterable[str] = PRESETS) -> None:
     """Every preset of ``presets`` (default :data:`PRESETS`) into ``results`` via
-    ``python -m bacepipe.sweep -m +preset=<name>`` (``+preset/study=<name>`` for
-    ``study/<name>``).
+    ``python -m bacepipe.sweep -m +preset=<name>``.
 
     Hydra's own output directories go under ``results/`` too (the sweep runs there), so the
     working directory stays clean. Raises InputError when a sweep fails.

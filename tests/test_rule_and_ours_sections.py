@@ -102,7 +102,7 @@ def test_each_claim_under_both_rules_and_whether_the_rule_decides_it(tmp_path):
     # A point run under neither rule decides nothing, and says which sweep fills it.
     gpu = res["gpu05_jct", "random"]
     assert gpu.outcome == UNDECIDED and [r.verdict for r in gpu.results] == [NOT_RUN] * 2
-    assert "+preset/study=start_rules" in gpu.sentence()
+    assert "+preset=start_rules" in gpu.sentence()
 
 
 def test_the_numbers_are_the_bootstrap_of_each_rules_own_rows(tmp_path):
@@ -225,7 +225,7 @@ def test_ours_ratios_win_rates_and_where_they_lose(tmp_path):
 def test_no_ours_is_said_in_one_line(tmp_path):
     write_runs(tmp_path, {"lcf": 1.3})
     assert evaluate_ours(scan_runs([tmp_path])) is None
-    assert "+preset/study=ours" in ours_markdown(None)[2]
+    assert "+preset=ours" in ours_markdown(None)[2]
 
 
 # --------------------------------------------------------------------------- reproduce
@@ -265,9 +265,9 @@ def test_run_presets_takes_studies(tmp_path, monkeypatch):
     calls = []
     monkeypatch.setattr(reproduce.subprocess, "call",
                         lambda cmd, cwd: calls.append(cmd) or 0)
-    reproduce.run_presets(tmp_path, 3, ["all", "study/start_rules", "study/ours"])
-    assert [c[4] for c in calls] == ["+preset=all", "+preset/study=start_rules",
-                                     "+preset/study=ours"]
+    reproduce.run_presets(tmp_path, 3, ["all", "start_rules", "ours"])
+    assert [c[4] for c in calls] == ["+preset=all", "+preset=start_rules",
+                                     "+preset=ours"]
     assert reproduce.main(["--presets", " , ", "--results", str(tmp_path)]) == 2
 
 

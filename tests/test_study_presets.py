@@ -1,4 +1,4 @@
-"""The study presets of sweeps/preset/study/ (``+preset/study=start_rules``, ``=ours``): every
+"""The study presets of sweeps/preset/ (``+preset=start_rules``, ``=ours``): every
 point of their grid composes with Hydra and validates, and the grid is exactly the union of
 figure points the issue asks for (SPEC §13, §14), not a product of axes."""
 
@@ -28,11 +28,11 @@ def _compose(overrides):
 
 def grid(study: str) -> list[dict]:
     """Every point of the study's sweep grid, composed as Hydra composes a multirun job."""
-    cfg = _compose([f"+preset/study={study}"])
+    cfg = _compose([f"+preset={study}"])
     params = {k: str(v).split(",") for k, v in (cfg.hydra.sweeper.params or {}).items()}
     out = []
     for values in itertools.product(*params.values()):
-        job = _compose([f"+preset/study={study}",
+        job = _compose([f"+preset={study}",
                         *(f"{k}={v}" for k, v in zip(params, values, strict=True))])
         task = {k: v for k, v in job.items() if k != "hydra"}
         s = validate(task)
@@ -44,7 +44,7 @@ def grid(study: str) -> list[dict]:
 
 
 def test_study_files_are_where_the_command_finds_them():
-    assert {p.stem for p in (SWEEPS_DIR / "preset" / "study").glob("*.yaml")} >= {
+    assert {p.stem for p in (SWEEPS_DIR / "preset").glob("*.yaml")} >= {
         "start_rules", "ours"}
 
 
@@ -78,6 +78,6 @@ def test_ours_is_figures_4_to_7_on_random_plus_the_slack_curve():
 @pytest.mark.parametrize("study", ["start_rules", "ours"])
 def test_study_runs_one_point_without_minus_m(study):
     # Without -m the preset composes to its first point: the default one.
-    cfg = _compose([f"+preset/study={study}"])
+    cfg = _compose([f"+preset={study}"])
     s = validate({k: v for k, v in cfg.items() if k != "hydra"})
     assert (s.bandwidth_scale, s.gpu_scale, s.num_jobs) == (1.0, 1.0, 8)

@@ -168,7 +168,9 @@ def test_every_config_file_composes_and_validates(preset):
                 "fig6": {"scenario", "gpu_scale"}, "fig7": {"scenario", "num_jobs"},
                 "fig8": {"scenario"}, "all": set(),
                 "realistic": {"scenario", "arrivals", "latency", "memory_model", "price_profile"},
-                "hetero": {"grid_point"}, "optimality": {"scenario"}}
+                "hetero": {"grid_point"}, "optimality": {"scenario"},
+                "start_rules": {"scenario", "start_rule", "grid_point"},
+                "ours": {"scenario", "grid_point"}}
     assert set(params) == expected[preset]
     raw = OmegaConf.to_container(cfg.hydra, resolve=False)  # the ${now:...} templates
     assert "%f" in raw["run"]["dir"] and "%f" in raw["sweep"]["dir"]

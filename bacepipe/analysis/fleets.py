@@ -21,8 +21,8 @@ hold when regions mix GPU generations, and which GPU types carry the work and th
 
 Every number is recomputable from the Parquet rows. The sweeps that fill it: ``python -m
 bacepipe.sweep -m +preset=hetero`` (mixed fleets, per-job rows kept) beside ``+preset=all`` and
-``+preset/study=ours`` (one type); or ``python -m bacepipe.reproduce --run --presets
-all,study/ours,hetero``.
+``+preset=ours`` (one type); or ``python -m bacepipe.reproduce --run --presets
+all,ours,hetero``.
 """
 
 from __future__ import annotations
@@ -61,7 +61,7 @@ PRESET_COMMAND = "python -m bacepipe.sweep -m +preset=hetero"
 #: The sweep that fills each side, for the claims and for role ours (the preset ``hetero``
 #: keeps per-job rows itself).
 FILLS = {"none": "python -m bacepipe.sweep -m +preset=all", "cloud": PRESET_COMMAND}
-FILLS_OURS = {"none": "python -m bacepipe.sweep -m +preset/study=ours", "cloud": PRESET_COMMAND}
+FILLS_OURS = {"none": "python -m bacepipe.sweep -m +preset=ours", "cloud": PRESET_COMMAND}
 #: How a region without a ``gpu_type`` (``""`` in ``path_gpu_types``) is named.
 NO_TYPE = "(hardware)"
 FIGURE = "gpu_type_shares.png"

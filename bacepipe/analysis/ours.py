@@ -11,7 +11,7 @@ once. Rows are the paper's world (no SPEC §12 switch, one GPU type) under one s
 ``greedy``: ours ignore it, BACE-Pipe does not). The main table reads points whose ``plan_slack``
 is the default 0.2; the curve reads ``spt_plan`` at the default axes for every slack.
 
-The sweep that fills it: ``python -m bacepipe.sweep -m +preset/study=ours``.
+The sweep that fills it: ``python -m bacepipe.sweep -m +preset=ours``.
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ from bacepipe.analysis.roles import BASELINE, of_role
 from bacepipe.analysis.schema import AXIS_DEFAULTS, point_columns
 from bacepipe.analysis.stats import non_default, paired_ratios, summarize, world_filter
 
-STUDY_COMMAND = "python -m bacepipe.sweep -m +preset/study=ours"
+STUDY_COMMAND = "python -m bacepipe.sweep -m +preset=ours"
 #: Per-topology outcome of one scheduler against BACE-Pipe, in table order.
 OUTCOMES = ("wins both", "faster only", "cheaper only", "neither")
 #: BACE-Pipe's own per-run metrics shown per outcome: what the topologies where ours lose share.

@@ -8,7 +8,7 @@ claims machinery's own, recomputable from the Parquet rows. The rule *decides* a
 two verdicts differ; the sentence says so, or says that the verdict is the same under both rules,
 and how far our ratios moved. ``not run`` under either rule decides nothing (nothing is filled in).
 
-The sweep that fills it: ``python -m bacepipe.sweep -m +preset/study=start_rules``.
+The sweep that fills it: ``python -m bacepipe.sweep -m +preset=start_rules``.
 """
 
 from __future__ import annotations
@@ -36,7 +36,7 @@ from bacepipe.analysis.roles import BASELINE
 #: The start rules of SPEC §13, the default first.
 RULES = ("greedy", "wait_if_faster")
 #: The command that runs every claim's point under both rules.
-STUDY_COMMAND = "python -m bacepipe.sweep -m +preset/study=start_rules"
+STUDY_COMMAND = "python -m bacepipe.sweep -m +preset=start_rules"
 DECIDES, SAME_UNDER_BOTH, UNDECIDED = "decides", "same", "not decided"
 
 
