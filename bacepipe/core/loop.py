@@ -29,6 +29,7 @@ from bacepipe.core.projection import (
     execution_s,
     offer,
     placement_cost,
+    release_job,
     stage_time_s,
     unit_prices,
 )
@@ -214,14 +215,7 @@ def _release(run, cluster, t):
         if run.state[j] == RUNNING and run.end_s[j] == t:
             run.state[j] = DONE
             released += 1
-            for p in range(run.plen[j]):
-                cluster.free[run.path[j, p]] += run.alloc[j, run.path[j, p]]
-            for p in range(run.plen[j] - 1):
-                v, u = run.path[j, p], run.path[j, p + 1]
-                for a, b in ((v, u), (u, v)):
-                    run.users[a, b] -= 1
-                    cluster.resid[a, b] = run.links[a, b] if run.users[a, b] == 0 \
-                        else cluster.resid[a, b] + run.reserved[j]
+            release_job(run, j, cluster.free, cluster.resid, run.users)
     return released
 
 

@@ -103,3 +103,16 @@ def largest_visible(cluster):
         if order > 0 or (order == 0 and price[r] < price[best]):
             best = r
     return best
+
+
+@kernel
+def place_in_region(r, k, cluster, allocate, out):
+    """A placement on region r alone (LCF, LDF): min(K, G_r) GPUs, allocated; (0, 0) when r is −1
+    (no region with a free GPU)."""
+    if r < 0:
+        return 0, 0
+    out.path[0] = r
+    g = min(k, cluster.free[r])
+    allocate(out.path, 1, g, cluster, out.alloc)
+    return 1, g
+

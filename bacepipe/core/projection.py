@@ -149,6 +149,21 @@ def begin_projection(run, cluster, work):
     return Cluster(work.free, work.resid, work.price, cluster.speed)
 
 
+@kernel(inline=True)
+def release_job(run, j, free, resid, users):
+    """Give back job j's GPUs and both directions of its reservations (SPEC §4) on ``free``,
+    ``resid`` and ``users`` (the cluster or a projected copy); a link direction no job uses any
+    more returns to its nominal bandwidth exactly, so rounding never accumulates."""
+    for p in range(run.plen[j]):
+        r = run.path[j, p]
+        free[r] += run.alloc[j, r]
+    for p in range(run.plen[j] - 1):
+        v, u = run.path[j, p], run.path[j, p + 1]
+        for a, b in ((v, u), (u, v)):
+            users[a, b] -= 1
+            resid[a, b] = run.links[a, b] if users[a, b] == 0 else resid[a, b] + run.reserved[j]
+
+
 @kernel
 def advance_projection(run, work, n_running, i):
     """Release, on the copy, ``work.order[i]`` and every later running job with the same end time
@@ -157,16 +172,7 @@ def advance_projection(run, work, n_running, i):
     order = work.order
     tau = run.end_s[order[i]]
     while i < n_running and run.end_s[order[i]] == tau:
-        j = order[i]
-        for p in range(run.plen[j]):
-            r = run.path[j, p]
-            work.free[r] += run.alloc[j, r]
-        for p in range(run.plen[j] - 1):
-            v, u = run.path[j, p], run.path[j, p + 1]
-            for a, b in ((v, u), (u, v)):
-                work.users[a, b] -= 1
-                work.resid[a, b] = run.links[a, b] if work.users[a, b] == 0 \
-                    else work.resid[a, b] + run.reserved[j]
+        release_job(run, order[i], work.free, work.resid, work.users)
         i += 1
     unit_prices(run, tau, work.price)
     return i, tau

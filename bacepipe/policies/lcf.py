@@ -1,7 +1,7 @@
 """LCF placement (SPEC §7): the cheapest region with a free GPU (ties: lower index);
 n = min(K, G_r)."""
 
-from bacepipe.core.placement import cheapest_visible
+from bacepipe.core.placement import cheapest_visible, place_in_region
 from bacepipe.policies.api import placement_kernel
 from bacepipe.sim.reference import visible
 
@@ -9,12 +9,7 @@ from bacepipe.sim.reference import visible
 @placement_kernel
 def kernel(job, k, cluster, work, allocate, out):
     r = cheapest_visible(cluster.free, cluster.price, 1)
-    if r < 0:
-        return 0, 0
-    out.path[0] = r
-    g = min(k, cluster.free[r])
-    allocate(out.path, 1, g, cluster, out.alloc)
-    return 1, g
+    return place_in_region(r, k, cluster, allocate, out)
 
 
 def twin(state, jm, k, prices, allocate):

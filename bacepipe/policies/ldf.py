@@ -1,20 +1,14 @@
 """LDF placement (SPEC §7): the region with the most free GPUs (ties: cheaper, then index);
 n = min(K, G_r)."""
 
-from bacepipe.core.placement import largest_visible
+from bacepipe.core.placement import largest_visible, place_in_region
 from bacepipe.policies.api import placement_kernel
 from bacepipe.sim.reference import largest
 
 
 @placement_kernel
 def kernel(job, k, cluster, work, allocate, out):
-    r = largest_visible(cluster)
-    if r < 0:
-        return 0, 0
-    out.path[0] = r
-    g = min(k, cluster.free[r])
-    allocate(out.path, 1, g, cluster, out.alloc)
-    return 1, g
+    return place_in_region(largest_visible(cluster), k, cluster, allocate, out)
 
 
 def twin(state, jm, k, prices, allocate):
