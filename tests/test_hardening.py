@@ -188,11 +188,13 @@ def test_loky_worker_killed_every_time_is_one_line_exit_4(tmp_path, monkeypatch,
     assert len(notes) == backends.MAX_RETRIES and all("re-running" in n for n in notes), err
     assert last.startswith(PROG + "a worker process died 3 times (exit codes"), err
     assert "chunks not done" in last and "re-run resumes" in last
-    assert not leftovers(res) and readable(res) < 5 * N
-    # The chunks that finished are kept: a re-run (without the fault) does only the rest.
+    done = readable(res)
+    assert not leftovers(res) and done < 5 * N
+    # The chunks that finished are kept: a re-run (without the fault) does only the rest. (How
+    # many finished before the pool broke depends on how fast the other worker started.)
     monkeypatch.undo()
     report = run_point(settings(res))
-    assert report.chunks_run < 5 * N and frame(res).height == 30 * N
+    assert report.chunks_run == 5 * N - done and frame(res).height == 30 * N
 
 
 def test_dask_worker_killed_mid_chunk_is_retried(tmp_path, monkeypatch, clean, capfd):
