@@ -1,8 +1,10 @@
 """The numba core: :func:`simulate_batch` runs many topologies × schedulers in one call.
 
-Kernels live in :mod:`~bacepipe.core.model` (job model), :mod:`~bacepipe.core.placement`
-(policies, allocators) and :mod:`~bacepipe.core.loop` (event loop); this wrapper validates and
-converts. The readable twin of every kernel is :mod:`bacepipe.sim.reference`.
+Kernels live in :mod:`~bacepipe.core.model` (job model), :mod:`~bacepipe.core.placement` and
+:mod:`~bacepipe.core.projection` (what the parts of :mod:`bacepipe.policies` share),
+:mod:`~bacepipe.core.bounds` (SPEC §15's lower bound) and :mod:`~bacepipe.core.loop` (event
+loop); this wrapper validates and converts. The readable twin of every kernel is
+:mod:`bacepipe.sim.reference` (with the parts' own twins).
 """
 
 from __future__ import annotations
