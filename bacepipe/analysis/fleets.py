@@ -38,18 +38,24 @@ from bacepipe.analysis.claims import (
     DEFAULT_RULE,
     GROUPS,
     MATCH,
-    MIXED,
     NOT_RUN,
     SAME,
     Claim,
     ClaimResult,
-    evaluate_claims,
     model_filter,
 )
 from bacepipe.analysis.mechanism import JOB_VALUES, OPTIONAL_JOB_VALUES
 from bacepipe.analysis.ours import OursResult, evaluate_ours
 from bacepipe.analysis.roles import BASELINE, scheduler_order
-from bacepipe.analysis.start_rules import estimates_text
+from bacepipe.analysis.start_rules import (
+    SAME_UNDER_BOTH,
+    UNDECIDED,
+    claims_under,
+    comparison_outcome,
+    estimates_text,
+    means_text,
+    verdict_kind,
+)
 from bacepipe.analysis.stats import is_default, world_filter
 from bacepipe.model.hardware import GPU_CATALOG, Hardware
 
@@ -66,15 +72,11 @@ FILLS_OURS = {"none": "python -m bacepipe.sweep -m +preset=ours", "cloud": PRESE
 NO_TYPE = "(hardware)"
 FIGURE = "gpu_type_shares.png"
 SEP = ">"
-CHANGES, SAME_UNDER_BOTH, UNDECIDED = "changes", "same", "not decided"
+CHANGES = "changes"
 _FONT = 9
 
 
 # --------------------------------------------------------------------------- claims
-
-
-def _kind(verdict: str) -> str:
-    return MIXED if verdict.startswith(MIXED) else verdict
 
 
 @dataclass(frozen=True)
@@ -88,9 +90,7 @@ class FleetComparison:
 
     @property
     def outcome(self) -> str:
-        if any(r.verdict == NOT_RUN for r in self.results):
-            return UNDECIDED
-        return SAME_UNDER_BOTH if len({r.verdict for r in self.results}) == 1 else CHANGES
+        return comparison_outcome(self.results, CHANGES)
 
     def sentence(self) -> str:
         """One computed sentence: does a mixed fleet change this claim's verdict?"""
@@ -100,7 +100,7 @@ class FleetComparison:
             runs = " and ".join(f"`{FILLS.get(m, PRESET_COMMAND)}`" for m in absent)
             return (f"Not decided here: no results under gpu_mix={' or '.join(absent)} "
                     f"(run {runs}).")
-        moved = " → ".join(_means(r) for r in self.results)
+        moved = " → ".join(means_text(r) for r in self.results)
         verdicts = [r.verdict for r in self.results]
         if self.outcome == SAME_UNDER_BOTH:
             return (f"The mixed fleet does not change it: *{verdicts[0]}* with one GPU type "
@@ -108,13 +108,8 @@ class FleetComparison:
         parts = ", ".join(f"*{v}* with gpu_mix={m}"
                           for m, v in zip(self.mixes, verdicts, strict=True))
         side = ("; on the paper's side of 1 on both, so the fleet changes only whether the size "
-                "matches" if {_kind(v) for v in verdicts} <= {MATCH, SAME} else "")
+                "matches" if {verdict_kind(v) for v in verdicts} <= {MATCH, SAME} else "")
         return f"The mixed fleet changes it: {parts}{side} (ours {moved})."
-
-
-def _means(result: ClaimResult) -> str:
-    low, high = (f"{f(e.mean for e in result.estimates):.3f}" for f in (min, max))
-    return low if low == high else f"{low}–{high}"
 
 
 def compare_fleets(lf: pl.LazyFrame, claims: Iterable[Claim] = CLAIMS,
@@ -122,11 +117,10 @@ def compare_fleets(lf: pl.LazyFrame, claims: Iterable[Claim] = CLAIMS,
                    n_resamples: int = 2000, seed: int = 0) -> list[FleetComparison]:
     """Every claim on every scenario under each GPU mix (greedy start rule), in claim order,
     then scenario order."""
-    claims, scenarios, mixes = list(claims), list(scenarios), tuple(mixes)
-    per_mix = [evaluate_claims(lf, claims, scenarios, n_resamples=n_resamples, seed=seed,
-                               gpu_mix=m) for m in mixes]
-    return [FleetComparison(row[0].claim, row[0].scenario, mixes, tuple(row))
-            for row in zip(*per_mix, strict=True)]
+    mixes = tuple(mixes)
+    return [FleetComparison(row[0].claim, row[0].scenario, mixes, row)
+            for row in claims_under(lf, claims, scenarios, "gpu_mix", mixes,
+                                    n_resamples=n_resamples, seed=seed)]
 
 
 # --------------------------------------------------------------------------- ours

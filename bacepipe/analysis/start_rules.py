@@ -40,8 +40,36 @@ STUDY_COMMAND = "python -m bacepipe.sweep -m +preset=start_rules"
 DECIDES, SAME_UNDER_BOTH, UNDECIDED = "decides", "same", "not decided"
 
 
-def _kind(verdict: str) -> str:
+def verdict_kind(verdict: str) -> str:
+    """The verdict's kind: ``mixed …`` verdicts count as :data:`MIXED`."""
     return MIXED if verdict.startswith(MIXED) else verdict
+
+
+def comparison_outcome(results: Sequence[ClaimResult], differs: str) -> str:
+    """``differs`` when the verdicts under the values of a switch differ, :data:`SAME_UNDER_BOTH`
+    when they agree, :data:`UNDECIDED` when a value has no results."""
+    if any(r.verdict == NOT_RUN for r in results):
+        return UNDECIDED
+    return SAME_UNDER_BOTH if len({r.verdict for r in results}) == 1 else differs
+
+
+def means_text(result: ClaimResult) -> str:
+    """Our mean ratio (one scheduler) or the range of the means (several)."""
+    low, high = (f"{f(e.mean for e in result.estimates):.3f}" for f in (min, max))
+    return low if low == high else f"{low}–{high}"
+
+
+def claims_under(lf: pl.LazyFrame, claims: Iterable[Claim], scenarios: Iterable[str],
+                 switch: str, values: Sequence[str], *, n_resamples: int,
+                 seed: int) -> list[tuple[ClaimResult, ...]]:
+    """Every claim on every scenario evaluated once per value of ``switch`` (a keyword of
+    :func:`~bacepipe.analysis.claims.evaluate_claims`: ``start_rule`` or ``gpu_mix``): one tuple
+    of results per (claim, scenario), in claim order, then scenario order."""
+    claims, scenarios = list(claims), list(scenarios)
+    per_value = [evaluate_claims(lf, claims, scenarios, n_resamples=n_resamples, seed=seed,
+                                 **{switch: value}) for value in values]
+    # evaluate_claims returns claim order, then scenario order, for every value alike.
+    return [tuple(row) for row in zip(*per_value, strict=True)]
 
 
 @dataclass(frozen=True)
@@ -57,9 +85,7 @@ class RuleComparison:
     def outcome(self) -> str:
         """:data:`DECIDES` (verdicts differ), :data:`SAME_UNDER_BOTH` or :data:`UNDECIDED`
         (not run under some rule)."""
-        if any(r.verdict == NOT_RUN for r in self.results):
-            return UNDECIDED
-        return SAME_UNDER_BOTH if len({r.verdict for r in self.results}) == 1 else DECIDES
+        return comparison_outcome(self.results, DECIDES)
 
     def sentence(self) -> str:
         """One computed sentence: does the start rule decide this claim?"""
@@ -68,23 +94,17 @@ class RuleComparison:
         if absent:
             return (f"Not decided here: no results under {' or '.join(absent)} "
                     f"(run `{STUDY_COMMAND}`).")
-        moved = " → ".join(_means(r) for r in self.results)
+        moved = " → ".join(means_text(r) for r in self.results)
         verdicts = [r.verdict for r in self.results]
         if self.outcome == SAME_UNDER_BOTH:
             return (f"The start rule does not decide it: *{verdicts[0]}* under "
                     f"{' and '.join(self.rules)} (ours {moved}).")
         parts = ", ".join(f"*{v}* under {rule}"
                           for rule, v in zip(self.rules, verdicts, strict=True))
-        kinds = {_kind(v) for v in verdicts}
+        kinds = {verdict_kind(v) for v in verdicts}
         side = ("; on the paper's side of 1 under both, so the rule decides only whether the "
                 "size matches" if kinds <= {MATCH, SAME} else "")
         return f"The start rule decides it: {parts}{side} (ours {moved})."
-
-
-def _means(result: ClaimResult) -> str:
-    """Our mean ratio (one scheduler) or the range of the means (several)."""
-    low, high = (f"{f(e.mean for e in result.estimates):.3f}" for f in (min, max))
-    return low if low == high else f"{low}–{high}"
 
 
 def compare_rules(
@@ -106,12 +126,10 @@ def compare_rules(
     rules : the SPEC §13 rules to compare (default :data:`RULES`).
     n_resamples, seed : bootstrap settings, as :func:`bacepipe.analysis.summarize`.
     """
-    claims, scenarios, rules = list(claims), list(scenarios), tuple(rules)
-    per_rule = [evaluate_claims(lf, claims, scenarios, n_resamples=n_resamples, seed=seed,
-                                start_rule=rule) for rule in rules]
-    # evaluate_claims returns claim order, then scenario order, under every rule alike.
-    return [RuleComparison(row[0].claim, row[0].scenario, rules, tuple(row))
-            for row in zip(*per_rule, strict=True)]
+    rules = tuple(rules)
+    return [RuleComparison(row[0].claim, row[0].scenario, rules, row)
+            for row in claims_under(lf, claims, scenarios, "start_rule", rules,
+                                    n_resamples=n_resamples, seed=seed)]
 
 
 def estimates_text(result: ClaimResult) -> str:
@@ -160,7 +178,7 @@ def start_rules_markdown(comparisons: list[RuleComparison]) -> list[str]:
         i = rules.index(rule)
         for kind in (MATCH, SAME, MIXED, OPPOSITE):
             n = {s: sum(1 for c in comparisons if c.scenario == s
-                        and _kind(c.results[i].verdict) == kind) for s in scenarios}
+                        and verdict_kind(c.results[i].verdict) == kind) for s in scenarios}
             md.append(_row([f"{kind} under {rule}", *(str(n[s]) for s in scenarios)]))
     md.append("")
     header = ["claim (paper)", "paper ratio", "scenario"]
