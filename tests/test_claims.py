@@ -1,5 +1,5 @@
 """SPEC §11 claims (``bacepipe.analysis.claims``) and ``python -m bacepipe.reproduce`` on
-hand-made runs datasets whose verdicts are known by construction."""
+hand-made runs datasets (``tests/results_dirs.py``) whose verdicts are known by construction."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ import sys
 from pathlib import Path
 
 import numpy as np
-import polars as pl
 import pytest
+from results_dirs import BASE, ratio_rows, write_rows
 
 from bacepipe.analysis import bootstrap_ci, scan_runs
 from bacepipe.analysis.claims import (
@@ -30,31 +30,17 @@ from bacepipe.analysis.claims import (
 from bacepipe.analysis.model_facts import model_facts
 from bacepipe.reproduce import MOTIVATION, claims_markdown, main
 
-DEFAULT = {"scenario": "random", "bandwidth_scale": 1.0, "gpu_scale": 1.0, "num_jobs": 8,
-           "point": "p-all"}
-BASE = [2.0, 4.0, 8.0, 16.0, 32.0]
 BASELINES = ("lcf", "ldf", "cr_lcf", "cr_ldf")
+#: The other metrics, the same on every row.
+METRIC_VALUES = {"energy_kwh": 1.0, "makespan_h": 1.0, "mean_wait_h": 0.0, "mean_gpus": 4.0,
+                 "multi_region_share": 0.5, "gpu_utilization": 0.5}
 
 
-def write_point(root: Path, jct: dict, cost: dict | None = None, base=BASE, **point) -> None:
-    """One runs/ leaf as the sweep engine writes it: ``jct[s]`` (a factor, or one per topology)
-    times ``base`` is scheduler s's avg JCT; ``cost`` likewise (default: the JCT factors)."""
-    rows = []
-    factors = {"bace_pipe": 1.0, **jct}
-    costs = {"bace_pipe": 1.0, **(cost if cost is not None else jct)}
-    for name, f in factors.items():
-        fj = np.broadcast_to(np.asarray(f, float), len(base))
-        fc = np.broadcast_to(np.asarray(costs.get(name, 1.0), float), len(base))
-        for t, b in enumerate(base):
-            rows.append({"seed": 0, "topology": t, "scheduler": name, "avg_jct_h": b * fj[t],
-                         "total_cost": 10 * b * fc[t], "energy_kwh": 1.0, "makespan_h": 1.0,
-                         "mean_wait_h": 0.0, "mean_gpus": 4.0, "multi_region_share": 0.5,
-                         "gpu_utilization": 0.5})
-    leaf = root / "runs"
-    for key, value in {**DEFAULT, **point}.items():
-        leaf = leaf / f"{key}={value}"
-    leaf.mkdir(parents=True, exist_ok=True)
-    pl.DataFrame(rows).write_parquet(leaf / "chunk-000000000-000000005.parquet")
+def write_point(root: Path, jct: dict, cost: dict | None = None, base=BASE, point="p-all",
+                **axes) -> None:
+    """One point of :func:`ratio_rows` as the sweep engine writes it."""
+    write_rows(root, ratio_rows(jct, cost, base).with_columns(**METRIC_VALUES), point=point,
+               **axes)
 
 
 def results_by_key(root: Path, scenarios=("paper", "random")) -> dict:

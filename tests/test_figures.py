@@ -11,6 +11,7 @@ import polars as pl
 import pytest
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.text import Text
+from results_dirs import write_rows
 
 from bacepipe.analysis import paired_ratios, scan_runs, summarize
 from bacepipe.analysis.figures import render_figures
@@ -31,7 +32,8 @@ TOPOLOGIES = 12
 
 
 def write_results(root: Path) -> None:
-    """One runs/ leaf per point, every scheduler of :data:`NAMES` on the same topologies."""
+    """One point per :data:`POINTS` (``tests/results_dirs.py``), every scheduler of
+    :data:`NAMES` on the same topologies."""
     rng = np.random.default_rng(0)
     for axes in POINTS:
         base = rng.uniform(10, 100, TOPOLOGIES)
@@ -43,11 +45,7 @@ def write_results(root: Path) -> None:
                              **{m: 0.5 for m in METRICS},
                              "avg_jct_h": base[t] * factor[t] if name != BASELINE else base[t],
                              "total_cost": 3 * base[t] * rng.lognormal(0.05, 0.2)})
-        leaf = root / "runs" / "scenario=random"
-        for key, value in axes.items():
-            leaf = leaf / f"{key}={value}"
-        leaf.mkdir(parents=True)
-        pl.DataFrame(rows).write_parquet(leaf / "chunk-0.parquet")
+        write_rows(root, rows, **axes)
 
 
 @pytest.fixture(scope="module")

@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 import polars as pl
 import pytest
+from results_dirs import ratio_rows, write_rows
 
 import bacepipe.reproduce as reproduce
 from bacepipe.analysis import bootstrap_ci, scan_runs
@@ -24,34 +25,11 @@ from bacepipe.analysis.fleets import (
 from bacepipe.analysis.mechanism import scan_jobs
 from bacepipe.report import main as report_main
 
-BASE = np.array([2.0, 4.0, 8.0, 16.0, 32.0])
 BASELINES = ("lcf", "ldf", "cr_lcf", "cr_ldf")
-LEVELS = ("scenario", "bandwidth_scale", "gpu_scale", "num_jobs", "arrivals", "latency",
-          "memory_model", "price_profile", "start_rule", "gpu_mix")
-
-
-def leaf(root, table, *, mix="none", point="p0", **axes):
-    values = {"scenario": "random", "bandwidth_scale": 1.0, "gpu_scale": 1.0, "num_jobs": 8,
-              "arrivals": "default", "latency": "default", "memory_model": "default",
-              "price_profile": "default", "start_rule": "greedy", "gpu_mix": mix, **axes}
-    path = root / table
-    for key in LEVELS:
-        path = path / f"{key}={values[key]}"
-    path = path / f"point={point}"
-    path.mkdir(parents=True, exist_ok=True)
-    return path
 
 
 def write_runs(root, jct: dict, cost: dict | None = None, **where):
-    factors, costs = {"bace_pipe": 1.0, **jct}, {"bace_pipe": 1.0, **(cost or jct)}
-    rows = []
-    for name, f in factors.items():
-        fj = np.broadcast_to(np.asarray(f, float), BASE.shape)
-        fc = np.broadcast_to(np.asarray(costs.get(name, 1.0), float), BASE.shape)
-        for t, b in enumerate(BASE):
-            rows.append({"seed": 0, "topology": t, "scheduler": name, "avg_jct_h": b * fj[t],
-                         "total_cost": 10 * b * fc[t], "plan_slack": 0.2})
-    pl.DataFrame(rows).write_parquet(leaf(root, "runs", **where) / "chunk-0-5-all.parquet")
+    write_rows(root, ratio_rows(jct, cost).with_columns(plan_slack=0.2), **where)
 
 
 #: Two jobs per topology: one on 8 A100 + 2 H100 for 2 h costing 6 $, one on 4 A6000 for 1 h
@@ -72,7 +50,7 @@ def write_jobs(root, jobs=JOBS, *, topologies=2, **where):
                              "execution_h": e, "jct_h": e, "cost": c, "path_gpus": n,
                              "path_gpu_types": types, "name": f"job{j}",
                              "path": ">".join(f"R{i}" for i in range(len(n.split(">"))))})
-    pl.DataFrame(rows).write_parquet(leaf(root, "jobs", **where) / "chunk-0-2-all.parquet")
+    write_rows(root, rows, "jobs", **where)
 
 
 def by_key(comparisons):
@@ -81,7 +59,7 @@ def by_key(comparisons):
 
 def test_each_claim_on_one_type_and_on_the_mixed_fleet(tmp_path):
     write_runs(tmp_path, {b: 1.3 for b in BASELINES}, {b: 1.2 for b in BASELINES})
-    write_runs(tmp_path, {b: 0.9 for b in BASELINES}, {b: 1.2 for b in BASELINES}, mix="cloud",
+    write_runs(tmp_path, {b: 0.9 for b in BASELINES}, {b: 1.2 for b in BASELINES}, gpu_mix="cloud",
                point="p1")
     res = by_key(compare_fleets(scan_runs([tmp_path]), n_resamples=200))
     jct = res["fig4_jct", "random"]
@@ -108,7 +86,7 @@ def test_ours_advantage_on_both_fleets(tmp_path):
     write_runs(tmp_path, {"spt_plan": 0.8, "spt_wait": 1.1}, {"spt_plan": 0.9, "spt_wait": 0.9})
     write_runs(tmp_path, {"spt_plan": cloud, "spt_wait": 0.7}, {"spt_plan": 0.9,
                                                                "spt_wait": 0.9},
-               mix="cloud", point="p1")
+               gpu_mix="cloud", point="p1")
     ours = ours_on_fleets(scan_runs([tmp_path]), n_resamples=300)
     none, mixed = ours.rows["spt_plan"]
     assert mixed["jct_ratio_gmean"] == pytest.approx(np.exp(np.log(cloud).mean()))
@@ -124,8 +102,8 @@ def test_ours_advantage_on_both_fleets(tmp_path):
 
 
 def test_type_shares_are_recomputable_from_the_job_rows(tmp_path):
-    write_runs(tmp_path, {"ldf": 1.0}, mix="cloud")  # scan_jobs finds jobs/ beside runs/
-    write_jobs(tmp_path, mix="cloud")
+    write_runs(tmp_path, {"ldf": 1.0}, gpu_mix="cloud")  # scan_jobs finds jobs/ beside runs/
+    write_jobs(tmp_path, gpu_mix="cloud")
     write_jobs(tmp_path, {"bace_pipe": [("4", "", 1.0, 1.0)]}, point="p9")  # one type: not read
     shares = type_shares(scan_jobs([tmp_path]))
     at = fleet_point(shares)
@@ -149,9 +127,9 @@ def test_type_shares_are_recomputable_from_the_job_rows(tmp_path):
 
 def test_report_and_reproduce_write_the_mixed_fleet_sections(tmp_path, monkeypatch, capsys):
     write_runs(tmp_path, {b: 1.3 for b in BASELINES} | {"spt_plan": 0.8})
-    write_runs(tmp_path, {b: 1.1 for b in BASELINES} | {"spt_plan": 0.95}, mix="cloud",
+    write_runs(tmp_path, {b: 1.1 for b in BASELINES} | {"spt_plan": 0.95}, gpu_mix="cloud",
                point="p1")
-    write_jobs(tmp_path, mix="cloud", point="p1")
+    write_jobs(tmp_path, gpu_mix="cloud", point="p1")
     assert report_main([str(tmp_path), "--resamples", "20"]) == 0
     md = (tmp_path / "report.md").read_text()
     assert "## GPU types (SPEC §16)" in md and "figures/gpu_type_shares.png" in md

@@ -10,9 +10,10 @@ import duckdb
 import polars as pl
 import pyarrow.dataset as ds
 import pytest
+from results_dirs import point_dir
 
 from bacepipe.analysis import scan_runs
-from bacepipe.analysis.schema import YARDSTICK_COLUMNS
+from bacepipe.analysis.schema import HIVE_SCHEMA, YARDSTICK_COLUMNS
 from bacepipe.sweep import run_point, store, validate
 from bacepipe.sweep.chunks import RUN_COLUMNS
 
@@ -87,10 +88,12 @@ def test_scan_runs_has_the_yardsticks_typed_and_null_where_a_file_lacks_them(res
     assert frame.columns[-len(YARDSTICK_COLUMNS):] == list(YARDSTICK_COLUMNS)
     assert {frame.schema[c] for c in YARDSTICK_COLUMNS} <= {pl.Float64, pl.Boolean}
     assert frame["lower_bound_h"].null_count() == 0
-    # An older file without them reads as null.
-    old = tmp_path / "old" / "runs" / "scenario=random"
-    old.mkdir(parents=True)
+    # A file without them (written before they were) reads as null.
     own = [c for c in RUN_COLUMNS if c not in YARDSTICK_COLUMNS]
-    frame.select(own).head(2).write_parquet(old / "chunk.parquet")
-    again = scan_runs([tmp_path / "old"]).collect()
+    frame.select(own).head(2).write_parquet(point_dir(tmp_path) / "chunk.parquet")
+    again = scan_runs([tmp_path]).collect()
     assert all(again[c].null_count() == 2 for c in YARDSTICK_COLUMNS)
+
+
+def test_the_analysis_reads_the_keys_the_sweep_writes():
+    assert list(HIVE_SCHEMA) == [*store.LEVELS, "point"]

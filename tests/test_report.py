@@ -1,5 +1,6 @@
 """The report (``bacepipe.analysis``, ``python -m bacepipe.report``) on hand-made Parquet
-datasets whose answers are known by construction."""
+datasets laid out as the sweep writes them (``tests/results_dirs.py``), whose answers are known
+by construction."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ import numpy as np
 import polars as pl
 import pytest
 from polars.testing import assert_frame_equal
+from results_dirs import point_dir, write_rows
 
 from bacepipe.analysis import (
     bootstrap_ci,
@@ -30,7 +32,6 @@ from bacepipe.metrics import METRICS
 from bacepipe.report import main
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
-DEFAULT_POINT = {"scenario": "random", "bandwidth_scale": 1.0, "gpu_scale": 1.0, "num_jobs": 8}
 EXTRA_METRICS = METRICS[2:]  # all but avg_jct_h and total_cost
 
 
@@ -55,22 +56,6 @@ def results(
     return pl.DataFrame(rows)
 
 
-def write(
-    root: Path,
-    frame: pl.DataFrame,
-    point: dict | None = None,
-    name: str = "part-0.parquet",
-    extra: dict | None = None,
-) -> Path:
-    """Write ``frame`` as the sweep engine does: ``root/runs/k=v/.../name``."""
-    leaf = root / "runs"
-    for key, value in {**(point or DEFAULT_POINT), **(extra or {})}.items():
-        leaf = leaf / f"{key}={value}"
-    leaf.mkdir(parents=True, exist_ok=True)
-    frame.write_parquet(leaf / name)
-    return leaf / name
-
-
 def row(summary: pl.DataFrame, scheduler: str, **point) -> dict:
     frame = summary.filter(pl.col("scheduler") == scheduler)
     for key, value in point.items():
@@ -86,7 +71,7 @@ BASE = [2.0, 4.0, 8.0, 16.0, 32.0]
 
 
 def test_constant_ratio_gives_exact_mean_zero_width_ci_and_full_win_rate(tmp_path):
-    write(tmp_path, results({"bace_pipe": BASE, "lcf": [1.5 * b for b in BASE]}))
+    write_rows(tmp_path, results({"bace_pipe": BASE, "lcf": [1.5 * b for b in BASE]}))
     summary = summarize(scan_runs([tmp_path]))
     lcf = row(summary, "lcf")
     assert lcf["jct_ratio_mean"] == 1.5 and lcf["cost_ratio_mean"] == 1.5
@@ -102,7 +87,7 @@ def test_known_mean_median_and_strict_win_rate(tmp_path):
     ratios = [1.0, 2.0, 3.0, 10.0]  # the tie (1.0) is not a win for bace_pipe
     ldf = [b * r for b, r in zip(base, ratios, strict=True)]
     cost = {"bace_pipe": [10.0, 10.0, 10.0, 10.0], "ldf": [5.0, 20.0, 20.0, 20.0]}
-    write(tmp_path, results({"bace_pipe": base, "ldf": ldf}, cost))
+    write_rows(tmp_path, results({"bace_pipe": base, "ldf": ldf}, cost))
     r = row(summarize(scan_runs([tmp_path])), "ldf")
     assert r["avg_jct_h_mean"] == pytest.approx(np.mean(ldf))
     assert r["avg_jct_h_median"] == pytest.approx(np.median(ldf))
@@ -125,7 +110,7 @@ def test_pairs_only_shared_topologies(tmp_path):
         .otherwise(pl.col("avg_jct_h"))
         .alias("avg_jct_h")
     )
-    write(tmp_path, frame)
+    write_rows(tmp_path, frame)
     r = row(summarize(scan_runs([tmp_path])), "cr_ldf")
     assert r["n_topologies"] == r["n_pairs"] == 3
     assert r["jct_ratio_mean"] == pytest.approx((8 + 2 + 2) / 3)
@@ -148,7 +133,7 @@ def test_bootstrap_is_deterministic_and_matches_a_plain_loop():
 def test_summary_is_deterministic(tmp_path):
     rng = np.random.default_rng(3)
     base = rng.uniform(1, 10, 20).tolist()
-    write(tmp_path, results({"bace_pipe": base, "lcf": [b * rng.uniform(1, 2) for b in base]}))
+    write_rows(tmp_path, results({"bace_pipe": base, "lcf": [b * rng.uniform(1, 2) for b in base]}))
     first, second = (summarize(scan_runs([tmp_path])) for _ in range(2))
     assert_frame_equal(first, second)
     r = row(first, "lcf")
@@ -156,7 +141,7 @@ def test_summary_is_deterministic(tmp_path):
 
 
 def test_missing_baseline_gives_null_ratios(tmp_path):
-    write(tmp_path, results({"lcf": BASE, "ldf": BASE}))
+    write_rows(tmp_path, results({"lcf": BASE, "ldf": BASE}))
     summary = summarize(scan_runs([tmp_path]))
     ratio_cols = [c for c in summary.columns if "ratio" in c or "win_rate" in c]
     assert summary.select(ratio_cols).null_count().row(0) == (2,) * len(ratio_cols)
@@ -178,22 +163,17 @@ def test_scan_reads_hive_keys_ignores_temporaries_and_ancestor_keys(tmp_path):
     # A Hydra override_dirname above runs/ must not become a column.
     root = tmp_path / "bandwidth_scale=0.5"
     frame = results({"bace_pipe": BASE, "lcf": BASE})
-    write(root, frame.filter(pl.col("topology") < 2), name="chunk-0.parquet")
-    path = write(root, frame.filter(pl.col("topology") >= 2), name="chunk-1.parquet")
-    (path.parent / "chunk-2.parquet.tmp").write_bytes(b"half-written")
+    write_rows(root, frame.filter(pl.col("topology") < 2))
+    (path, _) = write_rows(root, frame.filter(pl.col("topology") >= 2))
+    (path.parent / f".{path.name}.123.tmp").write_bytes(b"half-written")  # as store writes it
     (path.parent / ".hidden.parquet").write_bytes(b"not parquet")
-    write(
-        root, frame, point={**DEFAULT_POINT, "bandwidth_scale": 0.3}, extra={"arrivals": "poisson"}
-    )
+    write_rows(root, frame, bandwidth_scale=0.3, arrivals="poisson", arrival_rate_per_h=2.0)
     lf = scan_runs([root])
     schema = lf.collect_schema()
-    assert list(schema)[:6] == [
-        "scenario",
-        "bandwidth_scale",
-        "gpu_scale",
-        "num_jobs",
-        "arrivals",
-        "seed",
+    assert list(schema)[:15] == [
+        "scenario", "bandwidth_scale", "gpu_scale", "num_jobs", "arrivals", "arrival_rate_per_h",
+        "trace", "latency", "memory_model", "price_profile", "start_rule", "gpu_mix", "point",
+        "plan_slack", "seed",
     ]
     assert schema["bandwidth_scale"] == pl.Float64 and schema["num_jobs"] == pl.Int64
     assert schema["arrivals"] == pl.String
@@ -202,22 +182,23 @@ def test_scan_reads_hive_keys_ignores_temporaries_and_ancestor_keys(tmp_path):
     assert sorted(data["bandwidth_scale"].unique().to_list()) == [0.3, 1.0]
     summary = summarize(lf)
     assert summary.height == 4
-    assert row(summary, "lcf", bandwidth_scale=0.3)["arrivals"] == "poisson"
+    poisson = row(summary, "lcf", bandwidth_scale=0.3)
+    assert (poisson["arrivals"], poisson["arrival_rate_per_h"]) == ("poisson", "2.0")
     assert row(summary, "lcf", bandwidth_scale=1.0)["arrivals"] is None
 
 
 def test_find_runs_in_multirun_dedupes_and_accepts_runs_dir(tmp_path):
     multirun = tmp_path / "multirun" / "2026-11-29" / "12-00-00"
     for job in ("0", "1"):
-        write(multirun / job, results({"bace_pipe": BASE}))
+        write_rows(multirun / job, results({"bace_pipe": BASE}))
     (multirun / "0" / ".hydra").mkdir()
     found = find_runs([multirun, multirun / "0", multirun / "1" / "runs"])
     assert found == [(multirun / j / "runs").resolve() for j in ("0", "1")]
 
 
 def test_duplicate_rows_across_result_dirs_keep_the_first(tmp_path):
-    write(tmp_path / "a", results({"bace_pipe": BASE, "lcf": [2 * b for b in BASE]}))
-    write(tmp_path / "b", results({"bace_pipe": BASE, "lcf": [3 * b for b in BASE]}))
+    write_rows(tmp_path / "a", results({"bace_pipe": BASE, "lcf": [2 * b for b in BASE]}))
+    write_rows(tmp_path / "b", results({"bace_pipe": BASE, "lcf": [3 * b for b in BASE]}))
     summary = summarize(scan_runs([tmp_path / "a", tmp_path / "b"]))
     r = row(summary, "lcf")
     assert r["jct_ratio_mean"] == 2.0 and r["n_topologies"] == 5 and r["n_duplicate_rows"] == 5
@@ -231,8 +212,7 @@ def test_find_runs_rejects_paths_without_results(tmp_path, setup):
     if setup == "empty":
         path.mkdir()
     elif setup == "only_tmp":
-        (path / "runs" / "scenario=random").mkdir(parents=True)
-        (path / "runs" / "scenario=random" / "x.parquet.tmp").write_bytes(b"")
+        (point_dir(path) / ".chunk-000000000-000000005-lcf.parquet.123.tmp").write_bytes(b"")
     elif setup == "file":
         path.write_text("not a directory")
     with pytest.raises(InputError) as err:
@@ -241,10 +221,35 @@ def test_find_runs_rejects_paths_without_results(tmp_path, setup):
 
 
 def test_missing_required_column_names_the_file(tmp_path):
-    path = write(tmp_path, results({"bace_pipe": BASE}).drop("total_cost"))
-    with pytest.raises(InputError, match="missing column"):
+    path = point_dir(tmp_path) / "chunk-000000000-000000005-bace_pipe.parquet"
+    results({"bace_pipe": BASE}).drop("total_cost").write_parquet(path)
+    with pytest.raises(InputError, match="missing column") as err:
         scan_runs([tmp_path])
-    assert str(path) in str(pytest.raises(InputError, scan_runs, [tmp_path]).value)
+    assert err.value.field == str(path)
+
+
+@pytest.mark.parametrize(("where", "expected"), [
+    # The variable-depth layout of format 1: no level of a value left to its default.
+    ("scenario=random/bandwidth_scale=1.0/gpu_scale=1.0/num_jobs=8/point=p0/c.parquet",
+     "point=p0: not in the results layout of this bacepipe (expected arrivals=… there)"),
+    ("scenario=random/c.parquet", "c.parquet: not in the results layout of this bacepipe "
+     "(expected bandwidth_scale=… there)"),
+    ("{point}/extra/c.parquet", "extra: not in the results layout of this bacepipe "
+     "(expected only files there)"),
+    ("{point}/notes.txt", "notes.txt: not a .parquet file"),
+])
+def test_a_dataset_out_of_the_fixed_layout_is_refused_in_one_line(tmp_path, capsys, where,
+                                                                   expected):
+    write_rows(tmp_path, results({"bace_pipe": BASE}))
+    point = point_dir(tmp_path).relative_to(tmp_path / "runs")
+    path = tmp_path / "runs" / where.format(point=point)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    results({"bace_pipe": BASE}).write_parquet(path)
+    with pytest.raises(InputError, match="run the sweep again|holds only the sweep's files"):
+        scan_runs([tmp_path])
+    assert main([str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and expected in err
 
 
 # --- the command line ---------------------------------------------------------------------------
@@ -263,7 +268,7 @@ def test_cli_writes_report_and_figures_only_for_present_axes(tmp_path, capsys):
         jct = {
             s: [b * (1 + i / 4) * rng.uniform(0.9, 1.1) for b in BASE] for i, s in enumerate(every)
         }
-        write(tmp_path, results(jct), point={**DEFAULT_POINT, "bandwidth_scale": bw})
+        write_rows(tmp_path, results(jct), bandwidth_scale=bw)
     out = tmp_path / "report"
     assert main([str(tmp_path), "--out", str(out)]) == 0
     stdout = capsys.readouterr().out
@@ -294,7 +299,7 @@ def test_cli_writes_report_and_figures_only_for_present_axes(tmp_path, capsys):
 
 
 def test_cli_single_point_skips_axis_figures_and_writes_into_first_path(tmp_path, capsys):
-    write(tmp_path, results({"bace_pipe": BASE, "lcf": [1.5 * b for b in BASE]}))
+    write_rows(tmp_path, results({"bace_pipe": BASE, "lcf": [1.5 * b for b in BASE]}))
     assert main([str(tmp_path)]) == 0
     stdout = capsys.readouterr().out
     assert "Fig. 5 skipped: only bandwidth_scale=1.0 present" in stdout
@@ -304,7 +309,7 @@ def test_cli_single_point_skips_axis_figures_and_writes_into_first_path(tmp_path
 
 
 def test_write_report_without_baseline_says_so(tmp_path):
-    write(tmp_path, results({"lcf": BASE, "ldf": [2 * b for b in BASE]}))
+    write_rows(tmp_path, results({"lcf": BASE, "ldf": [2 * b for b in BASE]}))
     lf = scan_runs([tmp_path])
     lines: list[str] = []
     written = write_report(
@@ -318,7 +323,7 @@ def test_write_report_without_baseline_says_so(tmp_path):
 @pytest.mark.parametrize("make", ["missing", "empty"])
 def test_cli_bad_path_is_one_line_and_status_2(tmp_path, capsys, make):
     good = tmp_path / "good"
-    write(good, results({"bace_pipe": BASE}))
+    write_rows(good, results({"bace_pipe": BASE}))
     bad = tmp_path / "bad"
     if make == "empty":
         bad.mkdir()
@@ -362,19 +367,19 @@ def test_cli_bad_argument_is_one_line_and_status_2(tmp_path, module, args, field
 
 
 def test_report_files_are_replaced_atomically(tmp_path, monkeypatch):
-    write(tmp_path, results({"bace_pipe": BASE, "lcf": [1.5 * b for b in BASE]}))
+    write_rows(tmp_path, results({"bace_pipe": BASE, "lcf": [1.5 * b for b in BASE]}))
     out = tmp_path / "out"
     assert main([str(tmp_path), "--out", str(out)]) == 0
     before = {p: p.read_bytes() for p in out.rglob("*") if p.is_file()}
     assert before and not [p for p in out.rglob(".*") if p.is_file()]  # no temporary left
 
+    write_rows(tmp_path, results({"bace_pipe": BASE, "ldf": [3.0 * b for b in BASE]}))
     import bacepipe.io
 
     def failing_replace(src, dst):
         raise OSError(28, "No space left on device")
 
     monkeypatch.setattr(bacepipe.io.os, "replace", failing_replace)
-    write(tmp_path, results({"bace_pipe": BASE, "ldf": [3.0 * b for b in BASE]}), name="b.parquet")
     assert main([str(tmp_path), "--out", str(out)]) == 2
     after = {p: p.read_bytes() for p in out.rglob("*") if p.is_file()}
     assert after == before  # old files intact, no temporaries
@@ -387,7 +392,7 @@ def test_geometric_mean_headline_is_symmetric_and_arithmetic_mean_is_not(tmp_pat
     rng = np.random.default_rng(3)
     a = rng.lognormal(2.0, 1.0, 40)
     b = a * rng.lognormal(0.1, 0.8, 40)  # heavy-tailed per-topology ratios
-    write(tmp_path, results({"bace_pipe": list(a), "lcf": list(b)}))
+    write_rows(tmp_path, results({"bace_pipe": list(a), "lcf": list(b)}))
     lf = scan_runs([tmp_path])
     forward = row(summarize(lf, n_resamples=500), "lcf")
     backward = row(summarize(lf, n_resamples=500, baseline="lcf"), "bace_pipe")
@@ -401,7 +406,7 @@ def test_geometric_mean_headline_is_symmetric_and_arithmetic_mean_is_not(tmp_pat
 
 
 def test_headline_leads_every_table(tmp_path, capsys):
-    write(tmp_path, results({"bace_pipe": BASE, "lcf": [1.5 * b for b in BASE]}))
+    write_rows(tmp_path, results({"bace_pipe": BASE, "lcf": [1.5 * b for b in BASE]}))
     assert main([str(tmp_path), "--out", str(tmp_path / "out")]) == 0
     header = capsys.readouterr().out.splitlines()[2]
     assert header.split()[:4] == ["scheduler", "role", "avg", "JCT"]

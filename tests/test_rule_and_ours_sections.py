@@ -8,6 +8,7 @@ from __future__ import annotations
 import numpy as np
 import polars as pl
 import pytest
+from results_dirs import BASE, ratio_rows, write_rows
 
 import bacepipe.reproduce as reproduce
 from bacepipe.analysis import bootstrap_ci, scan_runs
@@ -28,42 +29,20 @@ from bacepipe.analysis.start_rules import (
     start_rules_markdown,
 )
 
-BASE = np.array([2.0, 4.0, 8.0, 16.0, 32.0])
 BASELINES = ("lcf", "ldf", "cr_lcf", "cr_ldf")
-LEVELS = ("scenario", "bandwidth_scale", "gpu_scale", "num_jobs", "arrivals", "latency",
-          "memory_model", "price_profile", "start_rule", "gpu_mix")
-
-
-def leaf(root, table: str, *, scenario="random", rule="greedy", point="p0", **axes):
-    values = {"scenario": scenario, "bandwidth_scale": 1.0, "gpu_scale": 1.0, "num_jobs": 8,
-              "arrivals": "default", "latency": "default", "memory_model": "default",
-              "price_profile": "default", "start_rule": rule, "gpu_mix": "none", **axes}
-    path = root / table
-    for key in LEVELS:
-        path = path / f"{key}={values[key]}"
-    path = path / f"point={point}"
-    path.mkdir(parents=True, exist_ok=True)
-    return path
 
 
 def write_runs(root, jct: dict, cost: dict | None = None, *, slack=0.2, base=BASE, **where):
-    """A runs/ leaf: ``jct[s]`` (a factor or one per topology) × ``base`` is s's avg JCT,
-    ``cost`` likewise × 10 (default: the JCT factors); bace_pipe is 1."""
-    factors, costs = {"bace_pipe": 1.0, **jct}, {"bace_pipe": 1.0, **(cost or jct)}
-    rows = []
-    for name, f in factors.items():
-        fj = np.broadcast_to(np.asarray(f, float), base.shape)
-        fc = np.broadcast_to(np.asarray(costs.get(name, 1.0), float), base.shape)
-        for t, b in enumerate(base):
-            rows.append({"seed": 0, "topology": t, "scheduler": name, "avg_jct_h": b * fj[t],
-                         "total_cost": 10 * b * fc[t], "mean_wait_h": float(t),
-                         "mean_gpus": 4.0, "gpu_utilization": 0.5, "multi_region_share": 0.0,
-                         "plan_slack": slack})
-    pl.DataFrame(rows).write_parquet(leaf(root, "runs", **where) / "chunk-0-5-all.parquet")
+    """A point of :func:`ratio_rows` (mean wait: the topology's index, in h) at ``plan_slack``
+    ``slack``; ``where``: its axes and switches (``tests/results_dirs.py``)."""
+    rows = ratio_rows(jct, cost, base).with_columns(
+        pl.col("topology").cast(pl.Float64).alias("mean_wait_h"), mean_gpus=4.0,
+        gpu_utilization=0.5, multi_region_share=0.0, plan_slack=slack)
+    write_rows(root, rows, **where)
 
 
 def write_jobs(root, shares: dict, waits: dict, *, topologies=2, **where):
-    """A jobs/ leaf: per scheduler, every topology has one job per entry of ``shares[s]``
+    """A jobs/ point: per scheduler, every topology has one job per entry of ``shares[s]``
     (GPUs ÷ K*, K* = 10) waiting ``waits[s]`` h."""
     rows = []
     for name, share in shares.items():
@@ -72,7 +51,7 @@ def write_jobs(root, shares: dict, waits: dict, *, topologies=2, **where):
                 rows.append({"seed": 0, "topology": t, "scheduler": name, "job": j,
                              "k_star": 10, "gpus": int(round(10 * s)), "wait_h": w,
                              "jct_h": 5.0 + w, "cost": 1.0})
-    pl.DataFrame(rows).write_parquet(leaf(root, "jobs", **where) / "chunk-0-5-all.parquet")
+    write_rows(root, rows, "jobs", **where)
 
 
 # --------------------------------------------------------------------------- start rules
@@ -85,7 +64,7 @@ def by_key(comparisons):
 def test_each_claim_under_both_rules_and_whether_the_rule_decides_it(tmp_path):
     write_runs(tmp_path, {b: 0.9 for b in BASELINES}, {b: 1.2 for b in BASELINES})
     write_runs(tmp_path, {b: 1.3 for b in BASELINES}, {b: 0.8 for b in BASELINES},
-               rule="wait_if_faster", point="p1")
+               start_rule="wait_if_faster", point="p1")
     res = by_key(compare_rules(scan_runs([tmp_path]), scenarios=["random"], n_resamples=200))
     jct = res["fig4_jct", "random"]
     assert [r.verdict for r in jct.results] == [OPPOSITE, MATCH]
@@ -109,7 +88,7 @@ def test_the_numbers_are_the_bootstrap_of_each_rules_own_rows(tmp_path):
     rng = np.random.default_rng(3)
     greedy, wif = 1 + rng.random(5), 0.5 + rng.random(5)
     write_runs(tmp_path, {"ldf": greedy})
-    write_runs(tmp_path, {"ldf": wif}, rule="wait_if_faster", point="p1")
+    write_runs(tmp_path, {"ldf": wif}, start_rule="wait_if_faster", point="p1")
     lf = scan_runs([tmp_path])
     (cmp,) = [x for x in compare_rules(lf, scenarios=["random"], n_resamples=300)
               if x.claim.key == "fig4_jct"]
@@ -120,29 +99,18 @@ def test_the_numbers_are_the_bootstrap_of_each_rules_own_rows(tmp_path):
         assert ldf.n == 5
 
 
-def test_claims_read_greedy_only_and_old_rows_count_as_greedy(tmp_path):
+def test_claims_read_greedy_only(tmp_path):
     write_runs(tmp_path, {b: 1.3 for b in BASELINES})
     write_runs(tmp_path, {b: 0.5 for b in BASELINES}, base=np.arange(1.0, 9.0),
-               rule="wait_if_faster", point="p1")  # more topologies: would win a tie-break
+               start_rule="wait_if_faster", point="p1")  # more topologies: would win a tie-break
     (r,) = [x for x in evaluate_claims(scan_runs([tmp_path]), scenarios=["random"],
                                        n_resamples=100) if x.claim.key == "fig4_jct"]
     assert r.verdict == MATCH and all(e.n == 5 for e in r.estimates)
-    old = tmp_path / "old" / "runs" / "scenario=random" / "bandwidth_scale=1.0" / \
-        "gpu_scale=1.0" / "num_jobs=8"
-    old.mkdir(parents=True)
-    pl.DataFrame({"seed": [0] * 4, "topology": [0, 1] * 2,
-                  "scheduler": ["bace_pipe"] * 2 + ["ldf"] * 2,
-                  "avg_jct_h": [1.0, 2.0, 1.2, 2.4], "total_cost": [1.0] * 4}).write_parquet(
-        old / "c.parquet")
-    res = by_key(compare_rules(scan_runs([tmp_path / "old"]), scenarios=["random"],
-                               n_resamples=100))
-    greedy, wif = res["fig4_jct", "random"].results
-    assert greedy.estimates[0].mean == pytest.approx(1.2) and wif.verdict == NOT_RUN
 
 
 def test_side_by_side_markdown(tmp_path):
     write_runs(tmp_path, {b: 0.9 for b in BASELINES})
-    write_runs(tmp_path, {b: 1.1 for b in BASELINES}, rule="wait_if_faster", point="p1")
+    write_runs(tmp_path, {b: 1.1 for b in BASELINES}, start_rule="wait_if_faster", point="p1")
     md = "\n".join(start_rules_markdown(compare_rules(scan_runs([tmp_path]),
                                                       scenarios=["random"], n_resamples=100)))
     # fig4_jct and fig4_cost flip; the paradox (ratio 1) is opposite under both; the rest are
@@ -161,11 +129,12 @@ def test_side_by_side_markdown(tmp_path):
 
 def test_mechanism_table_from_per_job_rows(tmp_path):
     write_runs(tmp_path, {"ldf": 1.0})
-    write_runs(tmp_path, {"ldf": 1.0}, rule="wait_if_faster", point="p1")
+    write_runs(tmp_path, {"ldf": 1.0}, start_rule="wait_if_faster", point="p1")
     write_jobs(tmp_path, {"bace_pipe": [1.0, 0.4], "ldf": [0.5, 0.5]},
                {"bace_pipe": [0.0, 2.0], "ldf": [1.0, 3.0]})
     write_jobs(tmp_path, {"bace_pipe": [1.0, 1.0], "ldf": [1.0, 0.3]},
-               {"bace_pipe": [0.0, 8.0], "ldf": [4.0, 4.0]}, rule="wait_if_faster", point="p1")
+               {"bace_pipe": [0.0, 8.0], "ldf": [4.0, 4.0]}, start_rule="wait_if_faster",
+               point="p1")
     # A point at another slack and another with fewer topologies are never read.
     write_jobs(tmp_path, {"bace_pipe": [0.1, 0.1]}, {"bace_pipe": [99.0, 99.0]}, point="p9",
                topologies=1)
@@ -239,11 +208,11 @@ def test_reproduce_writes_both_sections_and_the_mechanism_figure(tmp_path, monke
     results, out = tmp_path / "res", tmp_path / "docs"
     write_runs(results, {b: 0.9 for b in BASELINES} | {"spt_plan": 0.8}, {"spt_plan": 0.9})
     # More topologies under wait_if_faster: claims and worlds must still read greedy alone.
-    write_runs(results, {b: 1.3 for b in BASELINES}, rule="wait_if_faster", point="p1",
+    write_runs(results, {b: 1.3 for b in BASELINES}, start_rule="wait_if_faster", point="p1",
                base=np.arange(1.0, 9.0))
     write_jobs(results, {"bace_pipe": [1.0, 0.4]}, {"bace_pipe": [0.0, 2.0]})
     write_jobs(results, {"bace_pipe": [1.0, 1.0]}, {"bace_pipe": [0.0, 5.0]},
-               rule="wait_if_faster", point="p1")
+               start_rule="wait_if_faster", point="p1")
     assert reproduce.main(["--results", str(results), "--out", str(out)]) == 0
     doc = (out / "reproduction.md").read_text()
     claims, rest = doc.split("## The start rule (SPEC §13)", 1)

@@ -8,8 +8,8 @@ import math
 import re
 
 import numpy as np
-import polars as pl
 import pytest
+from results_dirs import write_rows
 
 from bacepipe.analysis import scan_runs
 from bacepipe.analysis.mechanism import scan_jobs
@@ -20,8 +20,6 @@ from bacepipe.analysis.world_facts import (
     model_world_facts,
 )
 
-LEVELS = ("scenario", "bandwidth_scale", "gpu_scale", "num_jobs", "arrivals", "latency",
-          "memory_model", "price_profile", "start_rule", "gpu_mix")
 #: Numbers a template may hold as text: references (SPEC §n, Fig. n, Table n, a claims key, the
 #: scenario aws10) and t = 0.
 _REFERENCE = re.compile(r"§\d+[a-z]?|Fig\. \d+|Table I+|t = 0|\"fig4\"|aws10")
@@ -54,25 +52,15 @@ def test_model_facts_are_the_model_on_the_shipped_data():
     assert not any("Measured here" in text for text in filled.values())
 
 
-def leaf(root, table, *, scenario="paper", point="p0", **switches):
-    values = {"scenario": scenario, "bandwidth_scale": 1.0, "gpu_scale": 1.0, "num_jobs": 8,
-              "arrivals": "default", "latency": "default", "memory_model": "default",
-              "price_profile": "default", "start_rule": "greedy", "gpu_mix": "none", **switches}
-    path = root / table
-    for key in LEVELS:
-        path = path / f"{key}={values[key]}"
-    path = path / f"point={point}"
-    path.mkdir(parents=True, exist_ok=True)
-    return path
-
-
 def write_runs(root, values: dict, **where):
-    """``values[s]``: (avg JCT, cost, mean wait, mean GPUs, multi-region share) per topology."""
+    """``values[s]``: (avg JCT, cost, mean wait, mean GPUs, multi-region share) per topology;
+    ``where``: the point's axes and switches (``tests/results_dirs.py``), in the paper's
+    scenario."""
     rows = [{"seed": 0, "topology": t, "scheduler": s, "avg_jct_h": v[0][t],
              "total_cost": v[1][t], "mean_wait_h": v[2][t], "mean_gpus": v[3][t],
              "multi_region_share": v[4][t]}
             for s, v in values.items() for t in range(len(v[0]))]
-    pl.DataFrame(rows).write_parquet(leaf(root, "runs", **where) / "c.parquet")
+    write_rows(root, rows, scenario="paper", **where)
 
 
 def runs(jct, cost=(10.0, 20.0), wait=(1.0, 2.0), gpus=(4.0, 4.0), multi=(0.0, 0.5)):
@@ -113,12 +101,12 @@ def test_job_facts_from_per_job_rows(tmp_path):
              "wait_h": 0.0, "jct_h": 10.0, "cost": 1.0, "execution_h": 10.0,
              "path": "EU-West>US-East-2", "name": "FLM-101B"}
             for t in range(2) for s, g in (("bace_pipe", 20), ("ldf", 16)) for j in range(2)]
-    pl.DataFrame(rows).write_parquet(leaf(tmp_path, "jobs") / "c.parquet")
+    write_rows(tmp_path, rows, "jobs", scenario="paper")
     arrive = [{**r, "wait_h": 0.0 if r["job"] == 0 else 1.0} for r in rows]
-    write_runs(tmp_path, {"bace_pipe": runs([10.0, 20.0])}, point="p1",
-               arrivals="poisson-0.5")
-    pl.DataFrame(arrive).write_parquet(leaf(tmp_path, "jobs", point="p1",
-                                            arrivals="poisson-0.5") / "c.parquet")
+    write_runs(tmp_path, {"bace_pipe": runs([10.0, 20.0])}, point="p1", arrivals="poisson",
+               arrival_rate_per_h=0.5)
+    write_rows(tmp_path, arrive, "jobs", scenario="paper", point="p1", arrivals="poisson",
+               arrival_rate_per_h=0.5)
     f = measured_facts(scan_runs([tmp_path]), scan_jobs([tmp_path]))
     assert f["ldf_min_gpus"] == "16" and f["arr_start_paper"] == "50"
     assert (f["arr_rate"], f["arr_gap_h"]) == ("0.5", "2")

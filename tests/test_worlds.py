@@ -5,8 +5,8 @@ construction."""
 from __future__ import annotations
 
 import numpy as np
-import polars as pl
 import pytest
+from results_dirs import BASE, ratio_rows, write_rows
 
 import bacepipe.reproduce as reproduce
 from bacepipe.analysis import bootstrap_ci, reference_point, scan_runs, summarize
@@ -22,7 +22,6 @@ from bacepipe.analysis.worlds import (
     worlds_markdown,
 )
 
-BASE = [2.0, 4.0, 8.0, 16.0, 32.0]
 BASELINES = ("lcf", "ldf", "cr_lcf", "cr_ldf")
 POISSON = {"arrivals": "poisson", "arrival_rate_per_h": 0.5}
 MEMORY = {"memory_model": "adam_mixed"}
@@ -31,29 +30,9 @@ ALL = {**POISSON, "latency": "geo", **MEMORY, "price_profile": "business"}
 
 def write_point(root, jct: dict, cost: dict | None = None, *, world: dict | None = None,
                 scenario: str = "paper", base=BASE, point: str = "p0", **axes) -> None:
-    """One runs/ leaf laid out as ``bacepipe.sweep.store.partition`` does, switches as extra
-    levels. ``jct[s]`` (a factor, or one per topology; NaN = a null run) times ``base`` is s's
-    avg JCT; ``cost`` likewise (default: the JCT factors)."""
-    factors = {"bace_pipe": 1.0, **jct}
-    costs = {"bace_pipe": 1.0, **(cost if cost is not None else jct)}
-    rows = []
-    for name, f in factors.items():
-        fj = np.broadcast_to(np.asarray(f, float), len(base))
-        fc = np.broadcast_to(np.asarray(costs.get(name, 1.0), float), len(base))
-        for t, b in enumerate(base):
-            null = bool(np.isnan(fj[t]))
-            rows.append({"seed": 0, "topology": t, "scheduler": name,
-                         "avg_jct_h": None if null else b * fj[t],
-                         "total_cost": None if null else 10 * b * fc[t]})
-    levels = {"scenario": scenario, "bandwidth_scale": 1.0, "gpu_scale": 1.0, "num_jobs": 8,
-              **axes, **(world or {}), "point": point}
-    leaf = root / "runs"
-    for key, value in levels.items():
-        leaf = leaf / f"{key}={value}"
-    leaf.mkdir(parents=True, exist_ok=True)
-    schema = {"seed": pl.Int64, "topology": pl.Int64, "scheduler": pl.String,
-              "avg_jct_h": pl.Float64, "total_cost": pl.Float64}
-    pl.DataFrame(rows, schema=schema).write_parquet(leaf / "chunk-000000000-000000005.parquet")
+    """One point of :func:`ratio_rows` (NaN: a null run) in ``world`` (SPEC §12 switches)."""
+    write_rows(root, ratio_rows(jct, cost, base), point=point, scenario=scenario, **axes,
+               **(world or {}))
 
 
 def evaluate(root, **kw):

@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 import polars as pl
 import pytest
+from results_dirs import write_rows
 
 from bacepipe.analysis import bootstrap_ci, geometric_mean, scan_runs
 from bacepipe.analysis.yardsticks import (
@@ -16,26 +17,13 @@ from bacepipe.analysis.yardsticks import (
 )
 from bacepipe.report import main as report_main
 
-LEVELS = ("scenario", "bandwidth_scale", "gpu_scale", "num_jobs", "arrivals", "latency",
-          "memory_model", "price_profile", "start_rule", "gpu_mix")
 LB = np.array([1.0, 2.0, 4.0, 8.0])
-
-
-def leaf(root, *, point="p0", **axes):
-    values = {"scenario": "random", "bandwidth_scale": 1.0, "gpu_scale": 1.0, "num_jobs": 8,
-              "arrivals": "default", "latency": "default", "memory_model": "default",
-              "price_profile": "default", "start_rule": "greedy", "gpu_mix": "none", **axes}
-    path = root / "runs"
-    for key in LEVELS:
-        path = path / f"{key}={values[key]}"
-    path = path / f"point={point}"
-    path.mkdir(parents=True, exist_ok=True)
-    return path
 
 
 def write(root, gaps: dict, *, opt=None, proven=None, lb=LB, yardsticks=True, **where):
     """``gaps[s]``: s's avg JCT ÷ LB (a factor or one per topology); ``opt``: OPT ÷ LB per
-    topology (adds the OPT columns), ``proven``: which are proven (default all)."""
+    topology (adds the OPT columns), ``proven``: which are proven (default all); ``where``: the
+    point's axes (``tests/results_dirs.py``)."""
     rows = []
     for name, g in gaps.items():
         g = np.broadcast_to(np.asarray(g, float), lb.shape)
@@ -48,7 +36,7 @@ def write(root, gaps: dict, *, opt=None, proven=None, lb=LB, yardsticks=True, **
                 row["opt_avg_jct_h"] = b * opt[t]
                 row["opt_proven"] = True if proven is None else bool(proven[t])
             rows.append(row)
-    pl.DataFrame(rows).write_parquet(leaf(root, **where) / "chunk-0-4-all.parquet")
+    write_rows(root, rows, **where)
 
 
 def test_lb_gap_is_the_paired_geometric_mean_with_its_bootstrap_ci(tmp_path):

@@ -1,28 +1,28 @@
 """Find the sweep engine's ``runs/`` datasets and scan them lazily as one frame (SPEC §10).
 
-A result directory holds ``runs/key=value/.../<anything>.parquet``: hive-partitioned, one row per
-(topology, scheduler). Every hive key is a sweep-point axis. Only files ending ``.parquet`` count;
-temporaries (``*.tmp``) and hidden files (``.*``, ``_*``) are skipped.
-
-The sweep writes a fixed-depth layout (``bacepipe.sweep.store.LEVELS``) that polars, pyarrow and
-duckdb read directly (README, "Sweeps"). This module does what they cannot:
+The sweep writes a fixed-depth hive layout (``bacepipe.sweep.store.LEVELS``, then ``point=``;
+:data:`~bacepipe.analysis.schema.HIVE_SCHEMA`) that polars, pyarrow and duckdb read directly
+(README, "Sweeps"). This module does what they cannot:
 
 - find every ``runs/`` dataset under multirun directories, and read several as one frame;
 - read only the keys below ``runs/`` (duckdb parses every ``k=v`` of the absolute path, so a
-  Hydra run directory named like ``bandwidth_scale=0.5/`` above ``runs/`` adds a wrong value);
-- read hand-made or older datasets whose depth varies (a leaf's keys are parsed per leaf);
+  Hydra run directory named like ``bandwidth_scale=0.5/`` above ``runs/`` adds a wrong value),
+  and refuse in one line a dataset out of that layout (an older bacepipe's), which a reader
+  would misread;
 - give the analysis its view of the SPEC §12 switches: a switch left to the scenario
   (``default``) is null ("off"), ``arrivals=poisson-<rate>`` and ``arrivals=trace-<stem>`` are
   split into ``arrivals`` plus ``arrival_rate_per_h`` / ``trace``, as the analysis groups them.
+
+Files whose names start with ``.`` or ``_`` are skipped (the sweep's temporaries are
+``.<name>.<pid>.tmp``); every other file must be a ``*.parquet`` in a ``point=`` folder.
 """
 
 from __future__ import annotations
 
-import math
 import os
 from collections.abc import Iterable
+from itertools import zip_longest
 from pathlib import Path
-from urllib.parse import unquote
 
 import polars as pl
 
@@ -34,25 +34,53 @@ from bacepipe.analysis.schema import (
     REQUIRED,
     YARDSTICK_COLUMNS,
 )
+from bacepipe.cli import first_line
 from bacepipe.errors import InputError
 
 RUNS_DIR = "runs"
-_NULL_PARTITION = "__HIVE_DEFAULT_PARTITION__"
+_HIDDEN = (".", "_")
 #: The level value of a SPEC §12 switch left to the scenario (``bacepipe.sweep.store``).
 _SCENARIO_DEFAULT = "default"
-_SWITCHES = ("arrivals", "latency", "memory_model", "price_profile")
+#: SPEC §12 switches whose level value is the value itself (arrivals is split).
+_SWITCHES = ("latency", "memory_model", "price_profile")
+#: Columns of a runs file read, in the order :func:`scan_runs` gives them (after the keys).
+_RUN_VALUES = {**POINT_COLUMNS, **ID_COLUMNS, **{m: pl.Float64() for m in METRICS},
+               **YARDSTICK_COLUMNS}
 
 
-def _is_result_file(name: str) -> bool:
-    return name.endswith(".parquet") and not name.startswith((".", "_"))
+def _check_place(directory: Path, parts: tuple[str, ...]) -> None:
+    """Refuse a file (``parts``: its path below ``directory``) out of the fixed layout."""
+    have = [part[:part.find("=") + 1] for part in parts[:-1]]  # "key=", or "" without "="
+    want = [f"{key}=" for key in HIVE_SCHEMA]
+    if have == want:
+        return
+    depth = next(i for i, (h, w) in enumerate(zip_longest(have, want)) if h != w)
+    expected = f"{want[depth]}…" if depth < len(want) else "only files"
+    raise InputError(str(directory.joinpath(*parts[:depth + 1])),
+                     f"not in the results layout of this bacepipe (expected {expected} there): "
+                     "results of an older bacepipe, made by code without a source hash, "
+                     "cannot be converted; run the sweep again to read them")
 
 
-def _result_files(runs_dir: Path) -> list[Path]:
-    """Every result file under ``runs_dir``, sorted so that scans are reproducible."""
+def _result_files(directory: Path) -> list[Path]:
+    """The result files of a ``runs/`` (or ``jobs/``) dataset, sorted.
+
+    Raises
+    ------
+    InputError
+        A file that is not hidden and not a ``*.parquet`` in a ``point=`` folder of the fixed
+        layout (``err.field`` names the first folder out of place, or the file).
+    """
     files = []
-    for top, dirs, names in os.walk(runs_dir):
+    for top, dirs, names in os.walk(directory):
         dirs.sort()
-        files.extend(Path(top) / n for n in sorted(names) if _is_result_file(n))
+        for name in sorted(n for n in names if not n.startswith(_HIDDEN)):
+            file = Path(top, name)
+            _check_place(directory, file.relative_to(directory).parts)
+            if not name.endswith(".parquet"):
+                raise InputError(str(file), "not a .parquet file (a results dataset holds only "
+                                 "the sweep's files)")
+            files.append(file)
     return files
 
 
@@ -91,7 +119,8 @@ def find_runs(paths: Iterable[str | os.PathLike[str]]) -> list[Path]:
     ------
     InputError
         A path does not exist, is not a directory, or holds no ``runs/`` dataset with a
-        ``.parquet`` file. ``err.field`` is the path as given.
+        ``.parquet`` file (``err.field`` is the path as given); a dataset is out of the fixed
+        layout (one line naming the first folder out of place).
     """
     found: list[Path] = []
     seen: set[Path] = set()
@@ -111,84 +140,59 @@ def find_runs(paths: Iterable[str | os.PathLike[str]]) -> list[Path]:
     return found
 
 
-def _hive_value(key: str, text: str | None, where: Path) -> object:
-    """``text`` parsed to the key's type (:data:`HIVE_SCHEMA`; ``seed``/``topology`` are ints)."""
-    dtype = HIVE_SCHEMA.get(key, ID_COLUMNS.get(key, pl.String()))
-    if text is None or dtype == pl.String():
-        return text
-    try:
-        value = float(text) if dtype == pl.Float64() else int(text)
-    except ValueError:
-        kind = "a number" if dtype == pl.Float64() else "an integer"
-        raise InputError(str(where), f"hive key {key}={text!r} is not {kind}") from None
-    if isinstance(value, float) and not math.isfinite(value):
-        raise InputError(str(where), f"hive key {key}={text!r} is not finite")
-    return value
-
-
-def hive_keys(leaf: Path, runs_dir: Path) -> dict[str, object]:
-    """The typed hive keys of a partition directory, in path order.
-
-    A path component counts when it holds exactly one ``=`` and a non-empty key (Hive's rule);
-    keys and values are percent-decoded; ``__HIVE_DEFAULT_PARTITION__`` is null.
-    """
-    keys: dict[str, object] = {}
-    for part in leaf.relative_to(runs_dir).parts:
-        if part.count("=") != 1 or part.startswith("="):
-            continue
-        key, text = (unquote(s) for s in part.split("="))
-        if key in keys:
-            raise InputError(str(leaf), f"hive key {key!r} appears twice in the path")
-        keys[key] = _hive_value(key, None if text == _NULL_PARTITION else text, leaf)
-    return _switches_view(keys)
-
-
-def _switches_view(keys: dict[str, object]) -> dict[str, object]:
-    """SPEC §12 levels as the analysis reads them (see the module docstring)."""
-    out = dict(keys)
-    for key in _SWITCHES:
-        if out.get(key) == _SCENARIO_DEFAULT:
-            out[key] = None
-    arrivals = out.get("arrivals")
-    if isinstance(arrivals, str) and arrivals.startswith(("poisson-", "trace-")):
-        kind, detail = arrivals.split("-", 1)
-        items = list(out.items())
-        at = [k for k, _ in items].index("arrivals")
-        extra = {"arrival_rate_per_h" if kind == "poisson" else "trace": detail}
-        out = dict(items[:at] + [("arrivals", kind), *extra.items()] + items[at + 1:])
-    return out
-
-
-def _scan_leaf(leaf: Path, files: list[Path], keys: dict[str, object]) -> pl.LazyFrame:
-    lf = pl.scan_parquet(
-        files, hive_partitioning=False, missing_columns="insert", extra_columns="ignore"
-    )
-    try:
-        schema = lf.collect_schema()
-    except (pl.exceptions.PolarsError, OSError) as err:
-        raise InputError(str(files[0]), _first_line(err)) from None
-    from_path = {k: v for k, v in keys.items() if k not in schema}
-    missing = [c for c in REQUIRED if c not in schema and c not in from_path]
-    if missing:
-        raise InputError(str(files[0]), f"missing column(s) {', '.join(missing)}")
-    exprs = [pl.col(name).cast(dtype) for name, dtype in POINT_COLUMNS.items() if name in schema]
-    for key, value in from_path.items():
-        dtype = HIVE_SCHEMA.get(key, ID_COLUMNS.get(key, pl.String()))
-        exprs.append(pl.lit(value, dtype=dtype).alias(key))
-    for name, dtype in ID_COLUMNS.items():
-        if name not in from_path:
-            exprs.append(pl.col(name).cast(dtype))
-    for name, dtype in ({m: pl.Float64() for m in METRICS} | YARDSTICK_COLUMNS).items():
-        if name in schema:
-            exprs.append(pl.col(name).cast(dtype))
+def _switches_view() -> list[pl.Expr]:
+    """The hive keys, SPEC §12 levels as the analysis reads them (see the module docstring)."""
+    arrivals = pl.col("arrivals")
+    split = arrivals.str.extract_groups(r"^(?<kind>poisson|trace)-(?<detail>.*)$")
+    kind, detail = split.struct.field("kind"), split.struct.field("detail")
+    exprs = []
+    for key in HIVE_SCHEMA:
+        if key == "arrivals":
+            exprs += [pl.when(arrivals != _SCENARIO_DEFAULT).then(pl.coalesce(kind, arrivals))
+                      .alias(key),
+                      pl.when(kind == "poisson").then(detail).alias("arrival_rate_per_h"),
+                      pl.when(kind == "trace").then(detail).alias("trace")]
+        elif key in _SWITCHES:
+            exprs.append(pl.when(pl.col(key) != _SCENARIO_DEFAULT).then(pl.col(key)).alias(key))
         else:
-            exprs.append(pl.lit(None, dtype=dtype).alias(name))
-    return lf.select(exprs)
+            exprs.append(pl.col(key))
+    return exprs
 
 
-def _first_line(err: BaseException) -> str:
-    text = str(err).strip()
-    return text.splitlines()[0] if text else type(err).__name__
+def scan_dataset(directory: Path, values: dict[str, pl.DataType],
+                 required: Iterable[str]) -> pl.LazyFrame | None:
+    """The rows of one ``runs/`` or ``jobs/`` dataset of the fixed layout; None without files.
+
+    Parameters
+    ----------
+    directory : Path
+        The dataset (its hive keys are read from the folders below it only).
+    values : dict of column name -> dtype
+        The file columns read, in this order after the keys; null where a file lacks one.
+    required : iterable of str
+        Columns the first file of each ``point=`` folder must have.
+
+    Raises
+    ------
+    InputError
+        A file out of the fixed layout (as :func:`find_runs`), or the first file of a folder
+        cannot be read or lacks a required column.
+    """
+    files = _result_files(directory)
+    for file in {f.parent: f for f in reversed(files)}.values():  # the first of each folder
+        try:
+            names = pl.read_parquet_schema(file)
+        except (pl.exceptions.PolarsError, OSError) as err:
+            raise InputError(str(file), first_line(err)) from None
+        missing = [c for c in required if c not in names]
+        if missing:
+            raise InputError(str(file), f"missing column(s) {', '.join(missing)}")
+    if not files:
+        return None
+    lf = pl.scan_parquet(directory, hive_partitioning=True, hive_schema=HIVE_SCHEMA,
+                         hidden_file_prefix=_HIDDEN, schema=values,
+                         missing_columns="insert", extra_columns="ignore")
+    return lf.select(*_switches_view(), *values)
 
 
 def scan_runs(paths: Iterable[str | os.PathLike[str]]) -> pl.LazyFrame:
@@ -202,30 +206,18 @@ def scan_runs(paths: Iterable[str | os.PathLike[str]]) -> pl.LazyFrame:
     Returns
     -------
     polars.LazyFrame
-        Columns: the hive keys in order of first appearance (typed by
-        :data:`~bacepipe.analysis.schema.HIVE_SCHEMA`, other keys ``str``; null where a dataset
-        lacks a key), then ``seed``, ``topology`` (i64), ``scheduler`` (str) and the metrics of
-        :data:`~bacepipe.analysis.schema.METRICS` (f64; null when a file lacks one), then the
-        SPEC §15 yardsticks of :data:`~bacepipe.analysis.schema.YARDSTICK_COLUMNS` (null when a
-        file lacks one). Rows keep the order of :func:`find_runs`, so "first" means "from the
-        earlier path".
+        Columns: the hive keys in path order, typed by
+        :data:`~bacepipe.analysis.schema.HIVE_SCHEMA`, ``arrivals`` followed by
+        ``arrival_rate_per_h`` and ``trace`` (str); ``plan_slack``; ``seed``, ``topology``
+        (i64), ``scheduler`` (str); the metrics of :data:`~bacepipe.analysis.schema.METRICS`
+        (f64); the SPEC §15 yardsticks of :data:`~bacepipe.analysis.schema.YARDSTICK_COLUMNS`.
+        A value column a file lacks is null. Rows keep the order of :func:`find_runs`, so
+        "first" means "from the earlier path".
 
     Raises
     ------
     InputError
-        As :func:`find_runs`; also a file without a required column or an unparsable hive value.
+        As :func:`find_runs` and :func:`scan_dataset`.
     """
-    frames: list[pl.LazyFrame] = []
-    axes: dict[str, None] = {}
-    for runs_dir in find_runs(paths):
-        by_leaf: dict[Path, list[Path]] = {}
-        for file in _result_files(runs_dir):
-            by_leaf.setdefault(file.parent, []).append(file)
-        for leaf, files in by_leaf.items():
-            keys = hive_keys(leaf, runs_dir)
-            axes.update((k, None) for k in keys if k not in ID_COLUMNS and k not in METRICS)
-            frame = _scan_leaf(leaf, files, keys)
-            axes.update((k, None) for k in POINT_COLUMNS if k in frame.collect_schema())
-            frames.append(frame)
-    lf = pl.concat(frames, how="diagonal_relaxed")
-    return lf.select(*axes, *ID_COLUMNS, *METRICS, *YARDSTICK_COLUMNS)
+    return pl.concat([scan_dataset(runs_dir, _RUN_VALUES, REQUIRED)
+                      for runs_dir in find_runs(paths)])

@@ -14,17 +14,15 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable
-from pathlib import Path
 
 import numpy as np
 import polars as pl
 
 from bacepipe.analysis.claims import DEFAULT_AXES, DEFAULT_RULE, model_filter
-from bacepipe.analysis.load import find_runs, hive_keys
+from bacepipe.analysis.load import find_runs, scan_dataset
 from bacepipe.analysis.roles import palette, role_of, scheduler_order
-from bacepipe.analysis.schema import AXIS_DEFAULTS, HIVE_SCHEMA, ID_COLUMNS
+from bacepipe.analysis.schema import AXIS_DEFAULTS, ID_COLUMNS
 from bacepipe.analysis.stats import world_filter
-from bacepipe.errors import InputError
 
 JOBS_DIR = "jobs"
 #: Per-job columns read (SPEC §10).
@@ -39,43 +37,18 @@ FIGURE = "start_rule_mechanism.png"
 _FONT = 9
 
 
-def _files(jobs_dir: Path) -> dict[Path, list[Path]]:
-    out: dict[Path, list[Path]] = {}
-    for top, dirs, names in os.walk(jobs_dir):
-        dirs.sort()
-        for n in sorted(names):
-            if n.endswith(".parquet") and not n.startswith((".", "_")):
-                out.setdefault(Path(top), []).append(Path(top) / n)
-    return out
-
-
 def scan_jobs(paths: Iterable[str | os.PathLike[str]]) -> pl.LazyFrame | None:
     """Per-job rows of every result directory under ``paths`` (as
     :func:`bacepipe.analysis.find_runs` finds them), with their hive keys; None without any.
 
-    Columns: the hive keys (typed as :func:`bacepipe.analysis.scan_runs` types them), ``seed``,
+    Columns: the hive keys (as :func:`bacepipe.analysis.scan_runs` gives them), ``seed``,
     ``topology``, ``scheduler``, :data:`JOB_VALUES` and :data:`OPTIONAL_JOB_VALUES`.
     """
-    frames = []
-    for runs_dir in find_runs(paths):
-        jobs_dir = runs_dir.parent / JOBS_DIR
-        if not jobs_dir.is_dir():
-            continue
-        for leaf, files in _files(jobs_dir).items():
-            keys = hive_keys(leaf, jobs_dir)
-            lf = pl.scan_parquet(files, hive_partitioning=False, missing_columns="insert",
-                                 extra_columns="ignore")
-            names = lf.collect_schema().names()
-            missing = [c for c in (*ID_COLUMNS, *JOB_VALUES) if c not in names]
-            if missing:
-                raise InputError(str(files[0]), f"missing column(s) {', '.join(missing)}")
-            exprs = [pl.lit(v, dtype=HIVE_SCHEMA.get(k, pl.String())).alias(k)
-                     for k, v in keys.items() if k not in names]
-            exprs += [pl.col(c).cast(t) for c, t in {**ID_COLUMNS, **JOB_VALUES}.items()]
-            exprs += [(pl.col(c) if c in names else pl.lit(None)).cast(t).alias(c)
-                      for c, t in OPTIONAL_JOB_VALUES.items()]
-            frames.append(lf.select(exprs))
-    return pl.concat(frames, how="diagonal_relaxed") if frames else None
+    values = {**ID_COLUMNS, **JOB_VALUES, **OPTIONAL_JOB_VALUES}
+    required = (*ID_COLUMNS, *JOB_VALUES)
+    frames = [lf for runs_dir in find_runs(paths)
+              if (lf := scan_dataset(runs_dir.parent / JOBS_DIR, values, required)) is not None]
+    return pl.concat(frames) if frames else None
 
 
 def default_slack_points(runs: pl.LazyFrame) -> list[str]:

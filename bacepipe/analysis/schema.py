@@ -27,15 +27,21 @@ ID_COLUMNS: dict[str, pl.DataType] = {
 #: Columns every result file must have (the other METRICS may be missing: read as null).
 REQUIRED = ("seed", "topology", "scheduler", "avg_jct_h", "total_cost")
 
-#: Types of the sweep engine's hive keys (``bacepipe.sweep.store.LEVELS``, every one written by
-#: every point); any other key is a string.
+#: The sweep engine's hive keys in path order, with their types: ``bacepipe.sweep.store.LEVELS``
+#: (every one written by every point), then ``point``. Repeated from there because importing the
+#: sweep loads the simulator (a test keeps the two equal).
 HIVE_SCHEMA: dict[str, pl.DataType] = {
     "scenario": pl.String(),
     "bandwidth_scale": pl.Float64(),
     "gpu_scale": pl.Float64(),
     "num_jobs": pl.Int64(),
+    "arrivals": pl.String(),
+    "latency": pl.String(),
+    "memory_model": pl.String(),
+    "price_profile": pl.String(),
     "start_rule": pl.String(),
     "gpu_mix": pl.String(),
+    "point": pl.String(),
 }
 #: SPEC §15 yardsticks of the runs files, per topology (the same on every scheduler's row), with
 #: their types: null where a file lacks one (older results, or a point swept without OPT).
