@@ -12,11 +12,11 @@ import json
 import sys
 
 from bacepipe.cli import OneLineParser, run_cli
-from bacepipe.model.generate import generate_batch
+from bacepipe.model.generate import topology_batch
 from bacepipe.model.hardware import GPU_MIXES
 from bacepipe.model.scenario import START_RULES
 from bacepipe.policies import SCHEDULERS, check_schedulers, load_plugins
-from bacepipe.sim.run import run_scenario
+from bacepipe.sim.run import run_batch
 
 
 def _parser() -> OneLineParser:
@@ -68,12 +68,12 @@ def main(argv=None) -> int:
     def body() -> int:
         load_plugins(args.plugins)
         check_schedulers(args.scheduler)
-        scenario = generate_batch(
-            args.scenario, args.seed, [args.topology], bandwidth_scale=args.bandwidth_scale,
+        batch = topology_batch(
+            args.scenario, args.seed, args.topology, bandwidth_scale=args.bandwidth_scale,
             gpu_scale=args.gpu_scale, num_jobs=args.num_jobs, num_regions=args.num_regions,
             start_rule=args.start_rule, plan_slack=args.plan_slack, gpu_mix=args.gpu_mix,
-        ).scenario(0)
-        result = run_scenario(scenario, args.scheduler)
+        )
+        result = run_batch(batch, args.scheduler)
         print(json.dumps(result) if args.json else format_table(result))
         return 0
 

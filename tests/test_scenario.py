@@ -9,6 +9,7 @@ import yaml
 from bacepipe.errors import InputError
 from bacepipe.model.generate import generate_batch, generate_scenario, load_scenario
 from bacepipe.model.scenario import geo_latency_ms, parse_scenario
+from bacepipe.sweep.config import validate
 
 
 def test_defaults_and_derived_links(base_scenario):
@@ -25,6 +26,28 @@ def test_scales_apply_to_links_and_gpus(base_scenario):
     # G = max(1, floor(G*s + 0.5)); 0 stays 0
     assert [r.gpus for r in sc.regions] == [1, 1, 0]
     assert sc.links_gbps[0][1] == pytest.approx(0.375)
+    assert [r.bandwidth_gbps for r in sc.regions] == [0.5, 0.25, 0.5]  # B_r like the links
+
+
+def test_files_and_generation_scale_alike():
+    """parse_scenario and generate_batch apply the same scaling functions: same bits."""
+    scales = {"bandwidth_scale": 0.37, "gpu_scale": 2.3}
+    parsed = parse_scenario(generate_scenario("paper", 0, 0), **scales)
+    assert parsed == generate_batch("paper", 0, [0], **scales).scenario(0)
+
+
+@pytest.mark.parametrize("key, value", [("bandwidth_scale", 1e7), ("bandwidth_scale", -1),
+                                        ("gpu_scale", 0), ("gpu_scale", 1e4)])
+def test_a_scale_has_one_rule(base_scenario, key, value):
+    """A scale is checked by one rule, with one message, wherever it is given."""
+    messages = set()
+    for call in (lambda: parse_scenario(base_scenario, **{key: value}),
+                 lambda: generate_scenario("paper", **{key: value}),
+                 lambda: validate({key: value})):
+        with pytest.raises(InputError) as err:
+            call()
+        messages.add(str(err.value))
+    assert len(messages) == 1 and messages.pop().startswith(f"{key}: must be ")
 
 
 def test_round_trip_through_dict(base_scenario):
@@ -121,11 +144,12 @@ def test_random_draws_follow_spec_ranges():
     assert bw.min() >= 25 and bw.max() < 100
     assert set(b.price.ravel()) <= {0.251, 0.156, 0.288, 0.191, 0.222, 0.295, 0.230, 0.291,
                                     0.35, 0.12, 0.08}
-    # links are (B_u + B_v) / 2 on the scaled batch too
+    # links are (B_u + B_v) / 2 on the scaled batch too, B_r scaled like the links
     s = generate_batch("random", 1, range(3), bandwidth_scale=0.3)
     u, v = 1, 4
     assert math.isclose(s.links_gbps[2, u, v], (s.bandwidth_gbps[2, u] + s.bandwidth_gbps[2, v])
-                        / 2 * 0.3)
+                        / 2)
+    assert (s.bandwidth_gbps == b.bandwidth_gbps[:3] * 0.3).all()
     # jobs cycle Table III
     assert b.job_models[8] == b.job_models[0] == "FLM-101B"
 

@@ -14,7 +14,14 @@ from typing import NamedTuple
 import numpy as np
 
 from bacepipe.model.hardware import Hardware, default_gpu_type
-from bacepipe.model.scenario import DEFAULT_PLAN_SLACK, Job, Region, Scenario
+from bacepipe.model.scenario import (
+    DEFAULT_PLAN_SLACK,
+    Job,
+    Region,
+    Scenario,
+    scale_bandwidth,
+    scale_gpus,
+)
 
 
 class ScenarioBatch(NamedTuple):
@@ -38,7 +45,7 @@ class ScenarioBatch(NamedTuple):
     gpu_types : tuple[(name, GpuType), ...]  the GPU types regions may name.
     start_rule : str              SPEC §13's rule for schedulers that do not fix their own.
     plan_slack : float            SPEC §14's ε.
-    bandwidth_gbps : float64[T, R] per-region B_r when known (NaN otherwise); kept for replay.
+    bandwidth_gbps : float64[T, R] per-region B_r, scaled (NaN when unknown); kept for replay.
     lat, lon : float64[T, R]      coordinates (NaN when unknown).
     """
 
@@ -79,6 +86,13 @@ class ScenarioBatch(NamedTuple):
     def hetero(self) -> bool:
         """Some region of some topology names a GPU type (SPEC §16)."""
         return bool((self.gpu_type >= 0).any())
+
+    def scaled(self, bandwidth_scale: float, gpu_scale: float) -> ScenarioBatch:
+        """SPEC §10a's scales on the links, the regions' B_r and GPU counts (the functions
+        :meth:`bacepipe.model.scenario.Scenario.scaled` applies)."""
+        return self._replace(gpus=scale_gpus(self.gpus, gpu_scale),
+                             links_gbps=scale_bandwidth(self.links_gbps, bandwidth_scale),
+                             bandwidth_gbps=scale_bandwidth(self.bandwidth_gbps, bandwidth_scale))
 
     def gpu_arrays(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(TFLOP/s, memory GB, power kW) of every region's GPU type, float64[T, R] each."""

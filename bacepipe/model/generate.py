@@ -7,7 +7,9 @@ any chunk, on any worker, and come out bit for bit the same. No global or shared
 same function for one topology.
 
 Extension switches (SPEC §12) are keyword arguments; None keeps what the scenario itself says, so
-the defaults give exactly the paper's world.
+the defaults give exactly the paper's world. :func:`generate_batch` takes its options as checked
+(the sweep's config checks them with :data:`OPTION_RULES`); :func:`topology_batch`, behind every
+single-topology function, checks them first.
 """
 
 from __future__ import annotations
@@ -23,15 +25,12 @@ from bacepipe.errors import InputError
 from bacepipe.model.batch import ScenarioBatch, batch_from_scenario
 from bacepipe.model.hardware import CLOUD_GPU_MIX, GPU_CATALOG, GPU_MIXES, Hardware
 from bacepipe.model.scenario import (
-    ARRIVALS,
-    LATENCY_MODES,
-    MEMORY_MODELS,
+    SWITCH_RULES,
     Scenario,
-    _number,
+    check_scale,
     geo_latency_ms,
     parse_scenario,
     read_yaml,
-    scale_gpus,
 )
 from bacepipe.model.tables import (
     AWS_PRICES,
@@ -42,6 +41,7 @@ from bacepipe.model.tables import (
     PRICE_TABLE,
     SITES,
 )
+from bacepipe.validation import choice, number
 
 BUILTIN_SCENARIOS = ("random", "paper", "motivation", "aws10")
 AWS_TABLE = "aws_inter_region_delay_bandwidth.csv"
@@ -52,6 +52,22 @@ _STREAM_GPUS, _STREAM_BANDWIDTH, _STREAM_PRICE, _STREAM_DATASET, _STREAM_ARRIVAL
     _STREAM_GPU_TYPE = range(7)
 #: Scenarios whose regions ``gpu_mix: cloud`` may type (SPEC §16).
 GPU_MIX_SCENARIOS = ("random", "aws10")
+#: Scenarios whose jobs are Table III's, with datasets drawn per topology.
+_TABLE3_SCENARIOS = ("random", "paper", "aws10")
+
+#: Rules (value, field) -> checked value of the options of a topology that are not part of its
+#: scenario (the switches are :data:`~bacepipe.model.scenario.SWITCH_RULES`); the sweep's config
+#: checks its values with the same rules. The bounds keep a typo from being attempted
+#: (docs/reliability.md).
+OPTION_RULES = {
+    "seed": functools.partial(number, integer=True, minimum=0, maximum=2**63 - 1),
+    "topology": functools.partial(number, integer=True, minimum=0, maximum=2**63 - 1),
+    "bandwidth_scale": check_scale,
+    "gpu_scale": check_scale,
+    "num_jobs": functools.partial(number, integer=True, minimum=1, maximum=100_000),
+    "num_regions": functools.partial(number, integer=True, minimum=1, maximum=1_000),
+    "gpu_mix": functools.partial(choice, options=GPU_MIXES),
+}
 
 _M64 = np.uint64(0xFFFFFFFFFFFFFFFF)
 
@@ -124,7 +140,8 @@ def _table3_jobs(num_jobs: int) -> list[dict]:
 
 def _switch(data: dict, *, arrivals, arrival_rate_per_h, trace, latency, memory_model,
             price_profile, start_rule, plan_slack) -> dict:
-    """Apply the extension switches that are not None to a scenario dict (a copy)."""
+    """Apply the extension switches that are not None to a scenario dict (a copy); parsing the
+    dict checks them, ``price_profile`` is checked here."""
     data = copy.deepcopy(data)
     if start_rule is not None:
         data["start_rule"] = start_rule
@@ -145,10 +162,7 @@ def _switch(data: dict, *, arrivals, arrival_rate_per_h, trace, latency, memory_
     if memory_model is not None:
         data["memory_model"] = memory_model
     if price_profile is not None:
-        if price_profile not in PRICE_PROFILES:
-            raise InputError("price_profile", f"must be one of {', '.join(PRICE_PROFILES)}, "
-                             f"got {price_profile!r}")
-        profile = PRICE_PROFILES[price_profile]
+        profile = PRICE_PROFILES[SWITCH_RULES["price_profile"](price_profile, "price_profile")]
         for region in data["regions"]:
             region.pop("price_profile", None)
             if profile is not None:
@@ -172,27 +186,25 @@ def _draw_arrivals(batch: ScenarioBatch, rate_per_h: float, seed: int,
     return batch._replace(arrival_h=np.cumsum(gaps, axis=1))
 
 
-def _draw_gpus(seed: int, topologies: np.ndarray, n: int, gpu_scale: float) -> np.ndarray:
-    choice = _choice(uniforms(seed, topologies, _STREAM_GPUS, n), len(GPU_CHOICES))
-    return scale_gpus(np.asarray(GPU_CHOICES, dtype=np.int64)[choice], gpu_scale)
+def _draw_gpus(seed: int, topologies: np.ndarray, n: int) -> np.ndarray:
+    drawn = _choice(uniforms(seed, topologies, _STREAM_GPUS, n), len(GPU_CHOICES))
+    return np.asarray(GPU_CHOICES, dtype=np.int64)[drawn]
 
 
-def _random_batch(template: Scenario, seed: int, topologies: np.ndarray, gpu_scale: float,
-                  bandwidth_scale: float) -> ScenarioBatch:
-    """§8's random topologies on the regions of ``template`` (placeholders for the draws)."""
+def _random_batch(template: Scenario, seed: int, topologies: np.ndarray) -> ScenarioBatch:
+    """§8's random topologies (unscaled) on the regions of ``template`` (placeholders for the
+    draws)."""
     t, n = len(topologies), len(template.regions)
     lo, hi = BANDWIDTH_RANGE_GBPS
     bandwidth = lo + (hi - lo) * uniforms(seed, topologies, _STREAM_BANDWIDTH, n)
     links = (bandwidth[:, :, None] + bandwidth[:, None, :]) / 2
-    if bandwidth_scale != 1.0:
-        links = links * bandwidth_scale
     links[:, np.arange(n), np.arange(n)] = 0.0
     price = np.asarray(PRICE_TABLE)[_choice(uniforms(seed, topologies, _STREAM_PRICE, n),
                                             len(PRICE_TABLE))]
     sites = np.asarray(list(SITES.values()))[_choice(uniforms(seed, topologies, _STREAM_SITE, n),
                                                      len(SITES))]
     batch = batch_from_scenario(template, t)._replace(
-        gpus=_draw_gpus(seed, topologies, n, gpu_scale), price=price, links_gbps=links,
+        gpus=_draw_gpus(seed, topologies, n), price=price, links_gbps=links,
         bandwidth_gbps=bandwidth, lat=sites[..., 0], lon=sites[..., 1], utc_offset_h=sites[..., 2])
     if batch.latency_on:
         batch = batch._replace(latency_ms=geo_latency_ms(batch.lat, batch.lon))
@@ -201,10 +213,11 @@ def _random_batch(template: Scenario, seed: int, topologies: np.ndarray, gpu_sca
 
 def _base_data(scenario, num_jobs: int, num_regions: int):
     """The scenario dict before switches, and the folder relative trace paths start from."""
-    if isinstance(scenario, Scenario):
-        return scenario.to_dict(), None
     if isinstance(scenario, dict):
         return scenario, None
+    if not isinstance(scenario, (str, Path)):
+        raise InputError("scenario", f"must be a dict, a YAML path or one of "
+                         f"{', '.join(BUILTIN_SCENARIOS)}, got {type(scenario).__name__}")
     name = str(scenario)
     if name == "random":
         regions = [{"name": f"R{r}", "gpus": 1, "price": 1.0, "bandwidth_gbps": 1.0, "lat": 0.0,
@@ -223,6 +236,30 @@ def _base_data(scenario, num_jobs: int, num_regions: int):
     return data, None
 
 
+def _base_scenario(scenario, num_jobs: int, num_regions: int, hardware: Hardware | None,
+                   switches: dict) -> Scenario:
+    """The scenario with its switches (None: keep) and ``hardware`` applied, parsed, before the
+    random draws and the scales. A parsed Scenario that nothing changes is taken as it is."""
+    if isinstance(scenario, Scenario):
+        if hardware is None and all(value is None for value in switches.values()):
+            return scenario
+        data, base_dir = scenario.to_dict(), None
+    else:
+        data, base_dir = _base_data(scenario, num_jobs, num_regions)
+    data = _switch(data, **switches)
+    if hardware is not None:
+        data["hardware"] = hardware.to_dict()
+    return parse_scenario(data, base_dir=base_dir)
+
+
+def check_gpu_mix(gpu_mix: str, scenario) -> None:
+    """A GPU mix other than ``none`` types the regions of GPU_MIX_SCENARIOS only (SPEC §16)."""
+    if gpu_mix != "none" and scenario not in GPU_MIX_SCENARIOS:
+        shown = scenario if isinstance(scenario, (str, Path)) else type(scenario).__name__
+        raise InputError("gpu_mix", f"{gpu_mix} applies to {' and '.join(GPU_MIX_SCENARIOS)} "
+                         f"only, not scenario={shown}")
+
+
 def generate_batch(scenario="random", seed: int = 0, topologies=(0,), *,
                    bandwidth_scale: float = 1.0, gpu_scale: float = 1.0, num_jobs: int = 8,
                    num_regions: int = 6, hardware: Hardware | None = None,
@@ -233,13 +270,17 @@ def generate_batch(scenario="random", seed: int = 0, topologies=(0,), *,
                    plan_slack: float | None = None, gpu_mix: str = "none") -> ScenarioBatch:
     """The topologies ``topologies`` of a sweep point, as one batch.
 
+    The options are taken as checked (by the sweep's config, or by :func:`topology_batch`, with
+    :data:`OPTION_RULES`); the scenario and its switches are checked as they are parsed.
+
     Parameters
     ----------
     scenario : ``random``, ``paper``, ``motivation``, ``aws10``, the path of a scenario YAML
         file, a scenario dict (SPEC §9 shape) or a parsed :class:`Scenario`.
     seed : the sweep's seed; topology t depends on (seed, t) alone.
     topologies : topology indices (any order, any subset).
-    bandwidth_scale, gpu_scale : scales of SPEC §10a, applied to links and GPUs.
+    bandwidth_scale, gpu_scale : scales of SPEC §10a, applied to bandwidths and GPUs
+        (:meth:`ScenarioBatch.scaled`).
     num_jobs : jobs per topology for ``random``, ``paper`` and ``aws10`` (Table III cycled);
         the fixed scenarios keep their own jobs.
     num_regions : regions per topology for ``random``.
@@ -256,50 +297,23 @@ def generate_batch(scenario="random", seed: int = 0, topologies=(0,), *,
     gpu_mix : ``none`` | ``cloud``: each region's GPU type drawn uniformly from A6000, A100, L40S
         and H100 after every other draw (SPEC §16; ``random`` and ``aws10`` only).
     """
-    seed = int(_number(seed, "seed", minimum=0, integer=True, maximum=2**63 - 1))
     topologies = np.asarray(topologies, dtype=np.int64).reshape(-1)
-    if topologies.size and topologies.min() < 0:
-        raise InputError("topology", f"must be >= 0, got {int(topologies.min())}")
-    num_jobs = int(_number(num_jobs, "num_jobs", minimum=1, integer=True, maximum=1_000_000))
-    num_regions = int(_number(num_regions, "num_regions", minimum=1, integer=True,
-                              maximum=100_000))
-    scales = {"bandwidth_scale": bandwidth_scale, "gpu_scale": gpu_scale}
-    for key, value in scales.items():
-        _number(value, key, minimum=0.0, strict=True)
-    for key, value, allowed in (("arrivals", arrivals, ARRIVALS),
-                                ("latency", latency, LATENCY_MODES),
-                                ("memory_model", memory_model, MEMORY_MODELS)):
-        if value is not None and value not in allowed:
-            raise InputError(key, f"must be one of {', '.join(allowed)}, got {value!r}")
-    if gpu_mix not in GPU_MIXES:
-        raise InputError("gpu_mix", f"must be one of {', '.join(GPU_MIXES)}, got {gpu_mix!r}")
-    if gpu_mix != "none" and scenario not in GPU_MIX_SCENARIOS:
-        raise InputError("gpu_mix", f"applies to {' and '.join(GPU_MIX_SCENARIOS)} only, not "
-                         f"{scenario if isinstance(scenario, str) else 'a scenario file'}")
-    if not isinstance(scenario, (str, Path, dict, Scenario)):
-        raise InputError("scenario", f"must be a dict, a YAML path or one of "
-                         f"{', '.join(BUILTIN_SCENARIOS)}, got {type(scenario).__name__}")
-
-    data, base_dir = _base_data(scenario, num_jobs, num_regions)
-    data = _switch(data, arrivals=arrivals, arrival_rate_per_h=arrival_rate_per_h, trace=trace,
-                   latency=latency, memory_model=memory_model, price_profile=price_profile,
-                   start_rule=start_rule, plan_slack=plan_slack)
-    if hardware is not None:
-        data["hardware"] = hardware.to_dict()
+    switches = {"arrivals": arrivals, "arrival_rate_per_h": arrival_rate_per_h, "trace": trace,
+                "latency": latency, "memory_model": memory_model, "price_profile": price_profile,
+                "start_rule": start_rule, "plan_slack": plan_slack}
+    base = _base_scenario(scenario, num_jobs, num_regions, hardware, switches)
     name = scenario if isinstance(scenario, str) else None
     if name == "random":
-        batch = _random_batch(parse_scenario(data), seed, topologies, float(gpu_scale),
-                              float(bandwidth_scale))
+        batch = _random_batch(base, seed, topologies)
     else:
-        base = parse_scenario(data, base_dir=base_dir, **scales)
         batch = batch_from_scenario(base, len(topologies))
         if name == "aws10":
-            batch = batch._replace(gpus=_draw_gpus(seed, topologies, len(base.regions),
-                                                   float(gpu_scale)))
-    if name in ("random", "paper", "aws10") and "jobs" in data:
+            batch = batch._replace(gpus=_draw_gpus(seed, topologies, len(base.regions)))
+    batch = batch.scaled(bandwidth_scale, gpu_scale)
+    if name in _TABLE3_SCENARIOS and arrivals != "trace":
         batch = _draw_datasets(batch, seed, topologies)
-    if data.get("arrivals") == "poisson":
-        batch = _draw_arrivals(batch, float(data["arrival_rate_per_h"]), seed, topologies)
+    if base.arrivals == "poisson":
+        batch = _draw_arrivals(batch, base.arrival_rate_per_h, seed, topologies)
     if gpu_mix == "cloud":
         n = batch.gpus.shape[1]
         kind = _choice(uniforms(seed, topologies, _STREAM_GPU_TYPE, n), len(CLOUD_GPU_MIX))
@@ -308,12 +322,24 @@ def generate_batch(scenario="random", seed: int = 0, topologies=(0,), *,
     return batch
 
 
+def topology_batch(scenario="random", seed: int = 0, topology: int = 0,
+                   **options) -> ScenarioBatch:
+    """Topology ``topology`` of ``seed`` as a batch of one, ``seed``, ``topology`` and the
+    ``options`` of :func:`generate_batch` checked first (:data:`OPTION_RULES`): what
+    :func:`generate_scenario`, :func:`load_scenario`, :func:`bacepipe.run_scenario` and
+    ``python -m bacepipe.simulate`` build on."""
+    checked = {key: OPTION_RULES[key](value, key) if key in OPTION_RULES else value
+               for key, value in {"seed": seed, "topology": topology, **options}.items()}
+    check_gpu_mix(checked.get("gpu_mix", "none"), scenario)
+    return generate_batch(scenario, checked.pop("seed"), [checked.pop("topology")], **checked)
+
+
 def generate_scenario(scenario="random", seed: int = 0, topology: int = 0, **options) -> dict:
     """The scenario dict (SPEC §9 shape, scaled values) that a sweep simulated for one row.
 
     ``options`` are those of :func:`generate_batch`.
     """
-    return generate_batch(scenario, seed, [topology], **options).scenario(0).to_dict()
+    return topology_batch(scenario, seed, topology, **options).scenario(0).to_dict()
 
 
 def load_scenario(source, seed: int = 0, topology: int = 0) -> Scenario:
@@ -322,4 +348,4 @@ def load_scenario(source, seed: int = 0, topology: int = 0) -> Scenario:
     Built-in names and random draws (datasets, Poisson arrivals) give topology ``topology`` of
     ``seed``; the result holds the drawn values.
     """
-    return generate_batch(source, seed, [topology]).scenario(0)
+    return topology_batch(source, seed, topology).scenario(0)

@@ -4,15 +4,15 @@
 links (B_u + B_v)/2 when the matrix is left out, applies ``bandwidth_scale`` and ``gpu_scale``
 (SPEC §10a) and returns a frozen :class:`Scenario` that holds the scaled values. Every problem is
 an :class:`~bacepipe.errors.InputError` whose message names the field, e.g.
-``regions[2].gpus: must be >= 0, got -1``.
+``regions[2].gpus: must be >= 0, got -1`` (the checks of :mod:`bacepipe.validation`).
 """
 
 from __future__ import annotations
 
 import csv
-import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from functools import partial
 from pathlib import Path
 
 import numpy as np
@@ -27,6 +27,8 @@ from bacepipe.model.hardware import (
     Hardware,
     default_gpu_type,
 )
+from bacepipe.model.tables import PRICE_PROFILES
+from bacepipe.validation import choice, mapping, number, required, sequence, text
 
 MEMORY_MODELS = ("none", "adam_mixed")
 LATENCY_MODES = ("none", "geo")
@@ -43,6 +45,21 @@ ARRIVALS = ("batch", "poisson", "trace")
 START_RULES = ("greedy", "wait_if_faster")
 #: SPEC §14's default slack ε of ``spt_plan``.
 DEFAULT_PLAN_SLACK = 0.2
+#: Rules of the switches (SPEC §12-14), (value, field) -> checked value: a scenario file's
+#: top-level keys and ``price_profile``, which generation applies to every region. A sweep's
+#: overrides of them (:mod:`bacepipe.sweep.config`) are checked by the same rules.
+SWITCH_RULES = {
+    "arrivals": partial(choice, options=ARRIVALS),
+    # Slower rates push arrivals past the time resolution of float64 seconds.
+    "arrival_rate_per_h": partial(number, minimum=1e-3, maximum=1e6),
+    "latency": partial(choice, options=LATENCY_MODES),
+    "memory_model": partial(choice, options=MEMORY_MODELS),
+    "start_rule": partial(choice, options=START_RULES),
+    "plan_slack": partial(number, minimum=0.0, maximum=1e6),
+    "price_profile": partial(choice, options=tuple(PRICE_PROFILES)),
+}
+#: Largest SPEC §10a scales: past them the scaled values overflow or mean nothing.
+MAX_SCALE = {"bandwidth_scale": 1e6, "gpu_scale": 1e3}
 _TOP_KEYS = ("hardware", "regions", "links_gbps", "latency_ms", "latency", "memory_model", "jobs",
              "arrivals", "arrival_rate_per_h", "trace", "start_rule", "plan_slack", "gpu_types")
 _REGION_KEYS = ("name", "gpus", "price", "bandwidth_gbps", "lat", "lon", "price_profile",
@@ -54,7 +71,8 @@ _JOB_KEYS = ("name", "model", "params_b", "layers", "hidden", "batch_size", "dat
 
 @dataclass(frozen=True)
 class Region:
-    """A cloud region. ``price`` in $/kWh, ``bandwidth_gbps`` in Gbit/s (None when links are given).
+    """A cloud region. ``price`` in $/kWh, ``bandwidth_gbps`` B_r in Gbit/s, scaled like the links
+    (None when links are given).
 
     ``price_profile`` (24 multipliers by local hour) switches on time-of-use prices (SPEC §12),
     read on the region's clock (UTC + ``utc_offset_h``); None means a flat price. ``gpu_type``
@@ -89,7 +107,7 @@ class Job:
 
 @dataclass(frozen=True)
 class Scenario:
-    """A validated scenario with scaled values.
+    """A validated scenario with scaled values (every bandwidth and GPU count, SPEC §10a).
 
     ``links_gbps[u][v]`` is the nominal bandwidth u→v in Gbit/s (0: no link); ``latency_ms[u][v]``
     the one-way latency in ms, or None when latency is off. ``arrivals`` is ``batch`` (every job
@@ -125,6 +143,17 @@ class Scenario:
         if region.gpu_type is None:
             return default_gpu_type(self.hardware)
         return dict(self.gpu_types)[region.gpu_type]
+
+    def scaled(self, bandwidth_scale: float, gpu_scale: float) -> Scenario:
+        """SPEC §10a's scales on the links, the regions' B_r and GPU counts (the functions
+        :meth:`bacepipe.model.batch.ScenarioBatch.scaled` applies to arrays)."""
+        gpus = scale_gpus(np.array([r.gpus for r in self.regions], dtype=np.int64), gpu_scale)
+        regions = tuple(
+            replace(r, gpus=int(g), bandwidth_gbps=None if r.bandwidth_gbps is None
+                    else float(scale_bandwidth(r.bandwidth_gbps, bandwidth_scale)))
+            for r, g in zip(self.regions, gpus, strict=True))
+        links = scale_bandwidth(self.links_gbps, bandwidth_scale).tolist()
+        return replace(self, regions=regions, links_gbps=tuple(map(tuple, links)))
 
     def to_dict(self) -> dict:
         """The scenario in the YAML shape of SPEC §9, with the scaled values: parsing it again gives
@@ -171,139 +200,95 @@ class Scenario:
         return out
 
 
-def scale_gpus(gpus, gpu_scale: float):
-    """SPEC §10a: G → max(1, floor(G·gpu_scale + 0.5)) for G > 0; 0 stays 0. Works on arrays."""
-    if gpu_scale == 1.0:
-        return gpus
-    scaled = np.maximum(1, np.floor(np.asarray(gpus) * gpu_scale + 0.5)).astype(np.int64)
-    return np.where(np.asarray(gpus) > 0, scaled, 0)
+# --------------------------------------------------------------------------- scales (SPEC §10a)
 
 
-# --------------------------------------------------------------------------- field checks
+def check_scale(value, name: str) -> float:
+    """A scale ``name`` (``bandwidth_scale`` or ``gpu_scale``): a number in (0, MAX_SCALE[name]]."""
+    return number(value, name, minimum=0.0, strict=True, maximum=MAX_SCALE[name])
 
 
-def _number(value, name: str, *, minimum: float | None = None, strict: bool = False,
-            integer: bool = False, maximum: float | None = None) -> float | int:
-    """A finite number (an int when ``integer``) within the bounds, or an InputError naming it."""
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        kind = "an integer" if integer else "a number"
-        raise InputError(name, f"must be {kind}, got {value!r}")
-    if not math.isfinite(value):
-        raise InputError(name, f"must be finite, got {value!r}")
-    if integer:
-        if float(value) != int(value):
-            raise InputError(name, f"must be an integer, got {value!r}")
-        value = int(value)
-    else:
-        value = float(value)
-    if minimum is not None:
-        if strict and not value > minimum:
-            raise InputError(name, f"must be > {minimum:g}, got {value!r}")
-        if not strict and not value >= minimum:
-            raise InputError(name, f"must be >= {minimum:g}, got {value!r}")
-    if maximum is not None and value > maximum:
-        raise InputError(name, f"must be <= {maximum:g}, got {value!r}")
-    return value
+def scale_gpus(gpus, gpu_scale: float) -> np.ndarray:
+    """G → max(1, floor(G·gpu_scale + 0.5)) for G > 0; 0 stays 0. int64, any shape."""
+    gpus = np.asarray(gpus)
+    scaled = np.maximum(1, np.floor(gpus * gpu_scale + 0.5)).astype(np.int64)
+    return np.where(gpus > 0, scaled, 0)
 
 
-def _mapping(value, name: str, allowed: Sequence[str]) -> Mapping:
-    if not isinstance(value, Mapping):
-        raise InputError(name, f"must be a mapping, got {type(value).__name__}")
-    for key in value:
-        if key not in allowed:
-            raise InputError(f"{name}.{key}" if name else str(key),
-                             f"unknown key (allowed: {', '.join(allowed)})")
-    return value
+def scale_bandwidth(gbps, bandwidth_scale: float) -> np.ndarray:
+    """Bandwidths (Gbit/s, any shape; NaN stays NaN) times ``bandwidth_scale``, float64."""
+    return np.asarray(gbps, dtype=np.float64) * bandwidth_scale
 
 
-def _required(mapping: Mapping, key: str, name: str):
-    if key not in mapping or mapping[key] is None:
-        raise InputError(f"{name}.{key}", "missing")
-    return mapping[key]
-
-
-def _list(value, name: str) -> list:
-    if isinstance(value, (str, bytes)) or not isinstance(value, Sequence):
-        raise InputError(name, f"must be a list, got {type(value).__name__}")
-    return list(value)
+# --------------------------------------------------------------------------- parsing
 
 
 def _matrix(value, name: str, n: int) -> tuple[tuple[float, ...], ...]:
     """An n×n matrix of finite numbers >= 0 with a zero diagonal."""
-    rows = _list(value, name)
+    rows = sequence(value, name)
     if len(rows) != n:
         raise InputError(name, f"must have {n} rows (one per region), got {len(rows)}")
     out = []
     for u, row in enumerate(rows):
-        row = _list(row, f"{name}[{u}]")
+        row = sequence(row, f"{name}[{u}]")
         if len(row) != n:
             raise InputError(f"{name}[{u}]", f"must have {n} entries, got {len(row)}")
-        vals = tuple(_number(x, f"{name}[{u}][{v}]", minimum=0.0) for v, x in enumerate(row))
+        vals = tuple(number(x, f"{name}[{u}][{v}]", minimum=0.0) for v, x in enumerate(row))
         if vals[u] != 0.0:
             raise InputError(f"{name}[{u}][{u}]", f"diagonal must be 0, got {vals[u]!r}")
         out.append(vals)
     return tuple(out)
 
 
-def _text(value, name: str) -> str:
-    if not isinstance(value, str) or not value.strip():
-        raise InputError(name, f"must be a non-empty string, got {value!r}")
-    return value
-
-
-# --------------------------------------------------------------------------- parsing
-
-
 def parse_hardware(data, name: str = "hardware") -> Hardware:
     """Hardware from a mapping of overrides (missing keys keep the SPEC §1 defaults)."""
-    data = _mapping({} if data is None else data, name, HARDWARE_FIELDS)
+    data = mapping({} if data is None else data, name, HARDWARE_FIELDS)
     values = {}
     for key, raw in data.items():
         field_name = f"{name}.{key}"
         if key in INTEGER_HARDWARE_FIELDS:
-            values[key] = _number(raw, field_name, minimum=1, integer=True, maximum=1e9)
+            values[key] = number(raw, field_name, minimum=1, integer=True, maximum=1e9)
         elif key == "stage_overhead_ms":
-            values[key] = _number(raw, field_name, minimum=0.0)
+            values[key] = number(raw, field_name, minimum=0.0)
         elif key == "mfu":
-            values[key] = _number(raw, field_name, minimum=0.0, strict=True, maximum=1.0)
+            values[key] = number(raw, field_name, minimum=0.0, strict=True, maximum=1.0)
         elif key == "gpu_tflops":
-            values[key] = _number(raw, field_name, minimum=0.0, strict=True, maximum=MAX_TFLOPS)
+            values[key] = number(raw, field_name, minimum=0.0, strict=True, maximum=MAX_TFLOPS)
         else:
-            values[key] = _number(raw, field_name, minimum=0.0, strict=True)
+            values[key] = number(raw, field_name, minimum=0.0, strict=True)
     return Hardware(**values)
 
 
-def _parse_region(data, name: str, gpu_scale: float) -> Region:
-    data = _mapping(data, name, _REGION_KEYS)
-    gpus = _number(_required(data, "gpus", name), f"{name}.gpus", minimum=0, integer=True,
-                   maximum=MAX_GPUS)
-    gpus = int(scale_gpus(gpus, gpu_scale))
+def _parse_region(data, name: str) -> Region:
+    data = mapping(data, name, _REGION_KEYS)
+    gpus = number(required(data, "gpus", name), f"{name}.gpus", minimum=0, integer=True,
+                  maximum=MAX_GPUS)
     bandwidth = data.get("bandwidth_gbps")
     if bandwidth is not None:
-        bandwidth = _number(bandwidth, f"{name}.bandwidth_gbps", minimum=0.0, strict=True)
+        bandwidth = number(bandwidth, f"{name}.bandwidth_gbps", minimum=0.0, strict=True)
     coords = {}
     for key, bound in (("lat", 90.0), ("lon", 180.0)):
         if data.get(key) is not None:
-            coords[key] = _number(data[key], f"{name}.{key}", minimum=-bound, maximum=bound)
+            coords[key] = number(data[key], f"{name}.{key}", minimum=-bound, maximum=bound)
     profile = data.get("price_profile")
     offset = 0.0
     if profile is not None:
-        profile = _list(profile, f"{name}.price_profile")
+        profile = sequence(profile, f"{name}.price_profile")
         if len(profile) != 24:
             raise InputError(f"{name}.price_profile", f"must have 24 entries, got {len(profile)}")
-        profile = tuple(_number(x, f"{name}.price_profile[{h}]", minimum=0.0, strict=True)
+        profile = tuple(number(x, f"{name}.price_profile[{h}]", minimum=0.0, strict=True)
                         for h, x in enumerate(profile))
     if data.get("utc_offset_h") is not None:
-        offset = _number(data["utc_offset_h"], f"{name}.utc_offset_h", minimum=-24.0,
-                         maximum=24.0)
+        offset = number(data["utc_offset_h"], f"{name}.utc_offset_h", minimum=-24.0,
+                        maximum=24.0)
     gpu_type = data.get("gpu_type")
     if gpu_type is not None:
-        gpu_type = _text(gpu_type, f"{name}.gpu_type")
+        gpu_type = text(gpu_type, f"{name}.gpu_type")
     return Region(
-        name=_text(_required(data, "name", name), f"{name}.name"),
+        name=text(required(data, "name", name), f"{name}.name"),
         gpu_type=gpu_type,
         gpus=gpus,
-        price=_number(_required(data, "price", name), f"{name}.price", minimum=0.0, strict=True),
+        price=number(required(data, "price", name), f"{name}.price", minimum=0.0, strict=True),
         bandwidth_gbps=bandwidth,
         price_profile=profile,
         utc_offset_h=offset,
@@ -320,13 +305,13 @@ def _parse_gpu_types(data, regions: Sequence[Region]) -> tuple[tuple[str, GpuTyp
     types = dict(GPU_CATALOG)
     for type_name, fields_ in given.items():
         where = f"gpu_types.{type_name}"
-        _text(type_name, "gpu_types")
-        fields_ = _mapping(fields_, where, _GPU_TYPE_KEYS)
+        text(type_name, "gpu_types")
+        fields_ = mapping(fields_, where, _GPU_TYPE_KEYS)
         if type_name not in types:
             for key in _GPU_TYPE_KEYS:
-                _required(fields_, key, where)
-        values = {key: _number(fields_[key], f"{where}.{key}", minimum=0.0, strict=True,
-                               maximum=MAX_TFLOPS if key == "tflops" else None)
+                required(fields_, key, where)
+        values = {key: number(fields_[key], f"{where}.{key}", minimum=0.0, strict=True,
+                              maximum=MAX_TFLOPS if key == "tflops" else None)
                   for key in _GPU_TYPE_KEYS if fields_.get(key) is not None}
         base = types.get(type_name)
         types[type_name] = GpuType(**{key: values.get(key, getattr(base, key, None))
@@ -344,9 +329,9 @@ def _parse_gpu_types(data, regions: Sequence[Region]) -> tuple[tuple[str, GpuTyp
 
 
 def _parse_job(data, name: str, hardware: Hardware) -> Job:
-    data = _mapping(data, name, _JOB_KEYS)
-    batch = _number(_required(data, "batch_size", name), f"{name}.batch_size", minimum=1,
-                    integer=True, maximum=1e12)
+    data = mapping(data, name, _JOB_KEYS)
+    batch = number(required(data, "batch_size", name), f"{name}.batch_size", minimum=1,
+                   integer=True, maximum=1e12)
     if batch % hardware.micro_batch_size:
         raise InputError(f"{name}.batch_size", f"must be a multiple of hardware.micro_batch_size "
                          f"({hardware.micro_batch_size}), got {batch}")
@@ -354,22 +339,22 @@ def _parse_job(data, name: str, hardware: Hardware) -> Job:
     if not isinstance(model, str):
         raise InputError(f"{name}.model", f"must be a string, got {model!r}")
     return Job(
-        name=_text(_required(data, "name", name), f"{name}.name"),
+        name=text(required(data, "name", name), f"{name}.name"),
         model=model,
-        params_b=_number(_required(data, "params_b", name), f"{name}.params_b", minimum=0.0,
-                         strict=True, maximum=1e6),
-        layers=_number(_required(data, "layers", name), f"{name}.layers", minimum=1, integer=True,
-                       maximum=1e6),
-        hidden=_number(_required(data, "hidden", name), f"{name}.hidden", minimum=1, integer=True,
-                       maximum=1e9),
+        params_b=number(required(data, "params_b", name), f"{name}.params_b", minimum=0.0,
+                        strict=True, maximum=1e6),
+        layers=number(required(data, "layers", name), f"{name}.layers", minimum=1, integer=True,
+                      maximum=1e6),
+        hidden=number(required(data, "hidden", name), f"{name}.hidden", minimum=1, integer=True,
+                      maximum=1e9),
         batch_size=batch,
-        dataset_samples=_number(_required(data, "dataset_samples", name),
-                                f"{name}.dataset_samples", minimum=1, integer=True,
-                                maximum=1e15),
-        epochs=_number(data.get("epochs", 1.0), f"{name}.epochs", minimum=0.0, strict=True,
-                       maximum=1e6),
-        arrival_h=_number(data.get("arrival_h", 0.0), f"{name}.arrival_h", minimum=0.0,
-                          maximum=1e9),
+        dataset_samples=number(required(data, "dataset_samples", name),
+                               f"{name}.dataset_samples", minimum=1, integer=True,
+                               maximum=1e15),
+        epochs=number(data.get("epochs", 1.0), f"{name}.epochs", minimum=0.0, strict=True,
+                      maximum=1e6),
+        arrival_h=number(data.get("arrival_h", 0.0), f"{name}.arrival_h", minimum=0.0,
+                         maximum=1e9),
     )
 
 
@@ -390,7 +375,8 @@ def geo_latency_ms(lat, lon) -> np.ndarray:
 
 def parse_scenario(data, *, bandwidth_scale: float = 1.0, gpu_scale: float = 1.0,
                    base_dir: str | Path | None = None) -> Scenario:
-    """Validate a scenario mapping (SPEC §9 shape) and return it with scales applied.
+    """Validate a scenario mapping (SPEC §9 shape) and return it with scales applied
+    (:meth:`Scenario.scaled`).
 
     ``arrivals: trace`` reads the jobs from the CSV named by ``trace`` (relative paths against
     ``base_dir``, the scenario file's folder, else the working directory).
@@ -400,15 +386,20 @@ def parse_scenario(data, *, bandwidth_scale: float = 1.0, gpu_scale: float = 1.0
     InputError
         For any unknown, missing or out-of-range field, naming it.
     """
-    bandwidth_scale = _number(bandwidth_scale, "bandwidth_scale", minimum=0.0, strict=True)
-    gpu_scale = _number(gpu_scale, "gpu_scale", minimum=0.0, strict=True)
-    data = _mapping(data, "", _TOP_KEYS)
+    bandwidth_scale = check_scale(bandwidth_scale, "bandwidth_scale")
+    gpu_scale = check_scale(gpu_scale, "gpu_scale")
+    return _parse(data, base_dir).scaled(bandwidth_scale, gpu_scale)
+
+
+def _parse(data, base_dir: str | Path | None) -> Scenario:
+    """:func:`parse_scenario` before the scales: links derived from the regions' B_r as given."""
+    data = mapping(data, "", _TOP_KEYS)
     hardware = parse_hardware(data.get("hardware"))
 
-    raw_regions = _list(_required(data, "regions", "scenario"), "regions")
+    raw_regions = sequence(required(data, "regions", "scenario"), "regions")
     if not raw_regions:
         raise InputError("regions", "must list at least one region")
-    regions = tuple(_parse_region(r, f"regions[{i}]", gpu_scale) for i, r in enumerate(raw_regions))
+    regions = tuple(_parse_region(r, f"regions[{i}]") for i, r in enumerate(raw_regions))
     seen = set()
     for i, r in enumerate(regions):
         if r.name in seen:
@@ -427,13 +418,8 @@ def parse_scenario(data, *, bandwidth_scale: float = 1.0, gpu_scale: float = 1.0
                                  "missing (and no links_gbps given)")
         links = tuple(tuple(0.0 if u == v else (a.bandwidth_gbps + b.bandwidth_gbps) / 2
                             for v, b in enumerate(regions)) for u, a in enumerate(regions))
-    if bandwidth_scale != 1.0:
-        links = tuple(tuple(x * bandwidth_scale for x in row) for row in links)
 
-    latency_mode = data.get("latency", "none")
-    if latency_mode not in LATENCY_MODES:
-        raise InputError("latency",
-                         f"must be one of {', '.join(LATENCY_MODES)}, got {latency_mode!r}")
+    latency_mode = SWITCH_RULES["latency"](data.get("latency", "none"), "latency")
     latency = None
     if data.get("latency_ms") is not None:
         if latency_mode == "geo":
@@ -447,24 +433,18 @@ def parse_scenario(data, *, bandwidth_scale: float = 1.0, gpu_scale: float = 1.0
         ms = geo_latency_ms([r.lat for r in regions], [r.lon for r in regions])
         latency = tuple(tuple(map(float, row)) for row in ms)
 
-    memory_model = data.get("memory_model", "none")
-    if memory_model not in MEMORY_MODELS:
-        raise InputError("memory_model",
-                         f"must be one of {', '.join(MEMORY_MODELS)}, got {memory_model!r}")
-
-    arrivals = data.get("arrivals", "batch")
-    if arrivals not in ARRIVALS:
-        raise InputError("arrivals", f"must be one of {', '.join(ARRIVALS)}, got {arrivals!r}")
+    memory_model = SWITCH_RULES["memory_model"](data.get("memory_model", "none"), "memory_model")
+    arrivals = SWITCH_RULES["arrivals"](data.get("arrivals", "batch"), "arrivals")
     rate = None
     if arrivals == "poisson":
-        rate = _number(_required(data, "arrival_rate_per_h", "scenario"), "arrival_rate_per_h",
-                       minimum=0.0, strict=True)
+        rate = SWITCH_RULES["arrival_rate_per_h"](
+            required(data, "arrival_rate_per_h", "scenario"), "arrival_rate_per_h")
     elif data.get("arrival_rate_per_h") is not None:
         raise InputError("arrival_rate_per_h", "only allowed with arrivals: poisson")
     if arrivals == "trace":
         if data.get("jobs") is not None:
             raise InputError("jobs", "give either jobs or arrivals: trace, not both")
-        trace = Path(_text(_required(data, "trace", "scenario"), "trace"))
+        trace = Path(text(required(data, "trace", "scenario"), "trace"))
         if not trace.is_absolute() and base_dir is not None:
             trace = Path(base_dir) / trace
         raw_jobs, job_field = read_trace(trace), "trace[{i}]"
@@ -472,16 +452,13 @@ def parse_scenario(data, *, bandwidth_scale: float = 1.0, gpu_scale: float = 1.0
     else:
         if data.get("trace") is not None:
             raise InputError("trace", "only allowed with arrivals: trace")
-        raw_jobs, job_field = _list(_required(data, "jobs", "scenario"), "jobs"), "jobs[{i}]"
+        raw_jobs, job_field = sequence(required(data, "jobs", "scenario"), "jobs"), "jobs[{i}]"
     if not raw_jobs:
         raise InputError(job_field.split("[")[0], "must list at least one job")
     jobs = tuple(_parse_job(j, job_field.format(i=i), hardware) for i, j in enumerate(raw_jobs))
-    start_rule = data.get("start_rule", "greedy")
-    if start_rule not in START_RULES:
-        raise InputError("start_rule",
-                         f"must be one of {', '.join(START_RULES)}, got {start_rule!r}")
-    plan_slack = _number(data.get("plan_slack", DEFAULT_PLAN_SLACK), "plan_slack", minimum=0.0,
-                         maximum=1e6)
+    start_rule = SWITCH_RULES["start_rule"](data.get("start_rule", "greedy"), "start_rule")
+    plan_slack = SWITCH_RULES["plan_slack"](data.get("plan_slack", DEFAULT_PLAN_SLACK),
+                                            "plan_slack")
     return Scenario(regions=regions, jobs=jobs, links_gbps=links, hardware=hardware,
                     latency_ms=latency, memory_model=memory_model, arrivals=arrivals,
                     arrival_rate_per_h=rate, start_rule=start_rule, plan_slack=plan_slack,
@@ -491,8 +468,8 @@ def parse_scenario(data, *, bandwidth_scale: float = 1.0, gpu_scale: float = 1.0
 def read_trace(path: Path) -> list[dict]:
     """Jobs from a trace CSV: a header of SPEC §9 job fields, one row per job. Numbers are
     converted; validation happens in :func:`parse_scenario` like any job list."""
-    text = _read_text(path, "trace", "no such file")
-    lines = [line for line in text.splitlines() if line.strip() and not line.startswith("#")]
+    content = _read_text(path, "trace", "no such file")
+    lines = [line for line in content.splitlines() if line.strip() and not line.startswith("#")]
     rows = []
     for i, row in enumerate(csv.DictReader(lines)):
         if None in row or None in row.values():
@@ -526,9 +503,9 @@ def _csv_value(text: str):
 def read_yaml(path: str | Path) -> dict:
     """Read a scenario YAML file; unreadable or malformed files are InputErrors naming the path."""
     path = Path(path)
-    text = _read_text(path, "scenario", "no such file or built-in scenario")
+    content = _read_text(path, "scenario", "no such file or built-in scenario")
     try:
-        data = yaml.safe_load(text)
+        data = yaml.safe_load(content)
     except yaml.YAMLError as err:
         first = str(err).splitlines()[0] if str(err) else "malformed"
         raise InputError("scenario", f"{str(path)!r} is not valid YAML ({first})") from None

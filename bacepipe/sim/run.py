@@ -11,8 +11,8 @@ from bacepipe.core import (
     simulate_batch,
 )
 from bacepipe.errors import InputError
-from bacepipe.model.batch import ScenarioBatch, batch_from_scenario
-from bacepipe.model.generate import load_scenario
+from bacepipe.model.batch import ScenarioBatch
+from bacepipe.model.generate import topology_batch
 from bacepipe.policies import SCHEDULER_PARTS, check_schedulers, get_part, load_plugins
 
 
@@ -97,7 +97,12 @@ def run_scenario(scenario, scheduler: str, *, plugins=()) -> dict:
     if not isinstance(scheduler, str):
         raise InputError("scheduler", f"must be a scheduler name, got {scheduler!r}")
     check_schedulers(scheduler)
-    batch = batch_from_scenario(load_scenario(scenario))
+    return run_batch(topology_batch(scenario), scheduler)
+
+
+def run_batch(batch: ScenarioBatch, scheduler: str) -> dict:
+    """Topology 0 of ``batch`` under a registered ``scheduler``: :func:`run_scenario`'s result
+    for a scenario already generated (no second pass through a Scenario)."""
     result = simulate_batch(batch, (scheduler,))
     raise_for_status(batch, result)
     return result_dict(batch, result, 0, 0)

@@ -10,10 +10,10 @@ any simulation starts).
 
 from __future__ import annotations
 
-import math
 import os
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field, fields, make_dataclass
+from functools import partial
 from pathlib import Path
 from typing import get_type_hints
 
@@ -21,11 +21,11 @@ from omegaconf import DictConfig, OmegaConf
 from omegaconf.errors import OmegaConfBaseException
 
 from bacepipe.errors import InputError
-from bacepipe.model.generate import BUILTIN_SCENARIOS, GPU_MIX_SCENARIOS
-from bacepipe.model.hardware import GPU_MIXES, Hardware
-from bacepipe.model.scenario import ARRIVALS, LATENCY_MODES, MEMORY_MODELS, parse_hardware
-from bacepipe.model.tables import PRICE_PROFILES
-from bacepipe.policies import SCENARIO_START_RULES, SCHEDULERS, check_schedulers, load_plugins
+from bacepipe.model.generate import BUILTIN_SCENARIOS, OPTION_RULES, check_gpu_mix
+from bacepipe.model.hardware import Hardware
+from bacepipe.model.scenario import SWITCH_RULES, parse_hardware
+from bacepipe.policies import SCHEDULERS, check_schedulers, load_plugins
+from bacepipe.validation import choice, flag, number, text
 
 BACKENDS = ("loky", "dask")
 UNPLACEABLE = ("error", "record")
@@ -52,7 +52,7 @@ class SweepConfig:
     ----------
     scenario : ``random`` (SPEC §8), ``paper``, ``motivation`` or the path of a scenario YAML
         file (SPEC §9; relative to the working directory).
-    bandwidth_scale : factor on every link's bandwidth (> 0).
+    bandwidth_scale : factor on every bandwidth, links and regions' B_r (> 0).
     gpu_scale : factor on every region's GPU count (> 0; SPEC §10a rounding).
     num_jobs : jobs per topology for ``random`` and ``paper`` (Table III cycled).
     num_regions : regions per topology for ``random``.
@@ -208,70 +208,19 @@ def usable_cores() -> int:
 # --------------------------------------------------------------------------- field rules
 
 
-def _number(value, name: str, *, integer: bool = False, low: float | None = None,
-            strict: bool = False, high: float | None = None) -> float | int:
-    """A finite number within bounds; messages quote the value as given (``got -1``)."""
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise InputError(name, f"must be {'an integer' if integer else 'a number'}, got {value!r}")
-    if not math.isfinite(value):
-        raise InputError(name, f"must be finite, got {value!r}")
-    if integer and value != int(value):
-        raise InputError(name, f"must be an integer, got {value!r}")
-    shown = f"{value:g}" if isinstance(value, float) else str(value)
-    if low is not None and strict and not value > low:
-        raise InputError(name, f"must be > {low:g}, got {shown}")
-    if low is not None and not strict and not value >= low:
-        raise InputError(name, f"must be >= {low:g}, got {shown}")
-    if high is not None and value > high:
-        raise InputError(name, f"must be <= {high:g}, got {shown}")
-    return int(value) if integer else float(value)
-
-
-def _integer(low: int, high: int):
-    return lambda v, name: _number(v, name, integer=True, low=low, high=high)
-
-
-def _positive(v, name: str) -> float:
-    return _number(v, name, low=0.0, strict=True)
-
-
-def _scale(high: float):
-    """A factor in (0, high]: past ``high`` the scaled values overflow or mean nothing."""
-    return lambda v, name: _number(v, name, low=0.0, strict=True, high=high)
-
-
-def _text(v, name: str) -> str:
-    if not isinstance(v, str) or not v.strip():
-        raise InputError(name, f"must be a non-empty string, got {v!r}")
-    return v
-
-
 def _scenario(v, name: str) -> str:
-    text = _text(v, name)
-    if text in BUILTIN_SCENARIOS:
-        return text
-    if not text.endswith((".yaml", ".yml")):
+    given = text(v, name)
+    if given in BUILTIN_SCENARIOS:
+        return given
+    if not given.endswith((".yaml", ".yml")):
         raise InputError(name, f"must be {', '.join(BUILTIN_SCENARIOS)} or the path of a "
-                         f".yaml file, got {text!r}")
-    return text
-
-
-def _choice(options):
-    def rule(v, name: str) -> str:
-        if v not in options:
-            raise InputError(name, f"must be one of {', '.join(options)}, got {v!r}")
-        return v
-    return rule
+                         f".yaml file, got {given!r}")
+    return given
 
 
 def _optional(rule):
+    """``rule``, or null for "keep the scenario's"."""
     return lambda v, name: None if v is None else rule(v, name)
-
-
-def _flag(v, name: str) -> bool:
-    if not isinstance(v, bool):
-        raise InputError(name, f"must be true or false, got {v!r}")
-    return v
 
 
 def _plugins(v, name: str) -> tuple[str, ...]:
@@ -295,40 +244,46 @@ def _schedulers(v, name: str) -> tuple[str, ...]:
     return names
 
 
-#: Rule per scalar field: (value, field name) -> checked value, or an InputError.
+def _count(maximum: int):
+    """An integer in [1, maximum]."""
+    return partial(number, integer=True, minimum=1, maximum=maximum)
+
+
+#: Rule per scalar field: (value, field name) -> checked value, or an InputError. The fields of
+#: generation and of a scenario's switches have the rules generation and scenario files use.
 RULES = {
     # plugins first: the schedulers they register are checked by the "schedulers" rule.
     "plugins": _plugins,
     "scenario": _scenario,
     # Upper bounds keep a typo (topologies=10**12, num_regions=10**6) from being attempted;
     # MAX_CHUNK_BYTES and MAX_CHUNKS below bound their products.
-    "bandwidth_scale": _scale(1e6),
-    "gpu_scale": _scale(1e3),
-    "num_jobs": _integer(1, 100_000),
-    "num_regions": _integer(1, 1_000),
-    "topologies": _integer(1, 10**8),
-    "seed": _integer(0, 2**63 - 1),
+    "bandwidth_scale": OPTION_RULES["bandwidth_scale"],
+    "gpu_scale": OPTION_RULES["gpu_scale"],
+    "num_jobs": OPTION_RULES["num_jobs"],
+    "num_regions": OPTION_RULES["num_regions"],
+    "topologies": _count(10**8),
+    "seed": OPTION_RULES["seed"],
     "schedulers": _schedulers,
-    "workers": _optional(_integer(1, 1_024)),
-    "chunk_size": _integer(1, 10**8),
-    "backend": _choice(BACKENDS),
-    "dask_address": _optional(_text),
-    "save_jobs": _flag,
-    "validate": _flag,
-    "unplaceable": _choice(UNPLACEABLE),
-    "results_dir": _text,
-    "progress": _optional(_flag),
-    "arrivals": _optional(_choice(ARRIVALS)),
-    "arrival_rate_per_h": _optional(lambda v, name: _number(v, name, low=1e-3, high=1e6)),
-    "trace": _optional(_text),
-    "latency": _optional(_choice(LATENCY_MODES)),
-    "memory_model": _optional(_choice(MEMORY_MODELS)),
-    "price_profile": _optional(_choice(tuple(PRICE_PROFILES))),
-    "start_rule": _choice(SCENARIO_START_RULES),
-    "plan_slack": lambda v, name: _number(v, name, low=0.0, high=1e6),
-    "gpu_mix": _choice(GPU_MIXES),
-    "optimal": _flag,
-    "optimal_time_limit_s": lambda v, name: _number(v, name, low=0.0, strict=True, high=86_400),
+    "workers": _optional(_count(1_024)),
+    "chunk_size": _count(10**8),
+    "backend": partial(choice, options=BACKENDS),
+    "dask_address": _optional(text),
+    "save_jobs": flag,
+    "validate": flag,
+    "unplaceable": partial(choice, options=UNPLACEABLE),
+    "results_dir": text,
+    "progress": _optional(flag),
+    "arrivals": _optional(SWITCH_RULES["arrivals"]),
+    "arrival_rate_per_h": _optional(SWITCH_RULES["arrival_rate_per_h"]),
+    "trace": _optional(text),
+    "latency": _optional(SWITCH_RULES["latency"]),
+    "memory_model": _optional(SWITCH_RULES["memory_model"]),
+    "price_profile": _optional(SWITCH_RULES["price_profile"]),
+    "start_rule": SWITCH_RULES["start_rule"],
+    "plan_slack": SWITCH_RULES["plan_slack"],
+    "gpu_mix": OPTION_RULES["gpu_mix"],
+    "optimal": flag,
+    "optimal_time_limit_s": partial(number, minimum=0.0, strict=True, maximum=86_400),
 }
 
 #: Largest point ``optimal=true`` accepts (regions, jobs, GPUs of a region after gpu_scale).
@@ -442,10 +397,7 @@ def validate(cfg: DictConfig | Mapping) -> SweepSettings:
     if "trace" in extensions:
         extensions["trace"] = os.path.abspath(extensions["trace"])
     scenario = checked["scenario"]
-    if checked["gpu_mix"] != "none" and scenario not in GPU_MIX_SCENARIOS:
-        raise InputError("gpu_mix", f"{checked['gpu_mix']} applies to "
-                         f"{' and '.join(GPU_MIX_SCENARIOS)} only, not "
-                         f"scenario={checked['scenario']}")
+    check_gpu_mix(checked["gpu_mix"], scenario)
     if checked["optimal"] and checked["gpu_mix"] != "none":
         raise InputError("optimal", "needs gpu_mix=none: bacepipe.optimal models one GPU type "
                          "(SPEC §16)")
