@@ -73,6 +73,9 @@ class Run(NamedTuple):
     start_seq : int64[J]         order in which started jobs started (0, 1, ...).
     path, alloc : int64[J, R]    placements of started jobs; plen : int64[J].
     reserved : float64[J]        Gbit/s each started job holds per hop direction.
+    running : int64[J]           the running jobs, the first ``n_running[0]``, by end time then
+                                 start order, the latest first (the loop keeps it so).
+    n_running : int64[1]
     users : int64[R, R]          running jobs holding each link direction.
     links, latency_s : float64[R, R]  nominal bandwidth (Gbit/s) and one-way latency (s).
     price, utc_offset_h : float64[R]; profile : float64[R, 24]   prices (SPEC §12).
@@ -90,6 +93,8 @@ class Run(NamedTuple):
     alloc: np.ndarray
     plen: np.ndarray
     reserved: np.ndarray
+    running: np.ndarray
+    n_running: np.ndarray
     users: np.ndarray
     links: np.ndarray
     latency_s: np.ndarray
