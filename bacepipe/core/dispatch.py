@@ -25,7 +25,7 @@ from bacepipe.core.jit import CACHE_DIR
 CALLS = {
     "ordering": "jobs, pending, n_pending, alpha, keys",
     "start_rule": "j, t, run, cluster, work, place, allocate, out",
-    "placement": "job, k, cluster, work, allocate, out",
+    "placement": "job, k, cluster, scratch, allocate, out",
 }
 MODULE_NAME = "bacepipe_builtin_dispatch"
 

@@ -161,16 +161,15 @@ def _goes_before(a, b, keys, jobs):
 
 @kernel(inline=True)
 def _enqueue(queue, n, j, keys, jobs):
-    """Insert job j into ``queue[:n]``, kept in scan order; returns the new length."""
+    """Insert job j into ``queue[:n]``, kept in scan order (``queue[n]`` is free)."""
     p = n
     while p > 0 and _goes_before(j, queue[p - 1], keys, jobs):
         queue[p] = queue[p - 1]
         p -= 1
     queue[p] = j
-    return n + 1
 
 
-@kernel
+@kernel(inline=True)
 def _sort(queue, n, keys, jobs, buffer):
     """Sort ``queue[:n]`` into scan order: by insertion when short (a queue is nearly sorted
     after the previous scan), else bottom-up merge sort through ``buffer``."""
@@ -259,12 +258,12 @@ def _start(run, cluster, by_index, j, t, decision, plen, g, sequence, start_s, c
         run.users[u, v] += 1
     cost[j] = placement_cost(run, run.path[j], plen, run.alloc[j], t, execution)
     run.state[j] = RUNNING
-    n = run.n_running[0]
+    running, n = run.running, run.n_running[0]
     p = n
-    while p > 0 and _ends_before(run, run.running[p - 1], j):
-        run.running[p] = run.running[p - 1]
+    while p > 0 and _ends_before(run, running[p - 1], j):
+        running[p] = running[p - 1]
         p -= 1
-    run.running[p] = j
+    running[p] = j
     p = n
     while p > 0 and by_index[p - 1] > j:
         by_index[p] = by_index[p - 1]
@@ -277,12 +276,12 @@ def _start(run, cluster, by_index, j, t, decision, plen, g, sequence, start_s, c
 def _release(run, cluster, scan, t):
     """Release every running job that ends at t (SPEC §5 step 1), in index order (the order
     decides the sums of residual bandwidth); returns how many."""
-    n = run.n_running[0]
-    released = scan.buffer
+    running, end_s, n = run.running, run.end_s, run.n_running[0]
+    released, by_index = scan.buffer, scan.by_index
     k = 0
-    while n > 0 and run.end_s[run.running[n - 1]] == t:
+    while n > 0 and end_s[running[n - 1]] == t:
         n -= 1
-        j = run.running[n]
+        j = running[n]
         p = k
         while p > 0 and released[p - 1] > j:
             released[p] = released[p - 1]
@@ -296,11 +295,11 @@ def _release(run, cluster, scan, t):
         release_job(run, released[i], cluster.free, cluster.resid, run.users)
     kept, i = 0, 0  # both lists are in index order: drop the released in one pass
     for q in range(n + k):
-        j = scan.by_index[q]
+        j = by_index[q]
         if i < k and released[i] == j:
             i += 1
         else:
-            scan.by_index[kept] = j
+            by_index[kept] = j
             kept += 1
     run.n_running[0] = n
     return k
@@ -346,10 +345,10 @@ def simulate_one(run, gpus, code, parts, out, workspace):
             arrived += 1
             run.state[j] = PENDING
             if static_order:
-                n_pending = _enqueue(pending, n_pending, j, keys, jobs)
+                _enqueue(pending, n_pending, j, keys, jobs)
             else:  # keyed and sorted at the scan
                 pending[n_pending] = j
-                n_pending += 1
+            n_pending += 1
         unit_prices(run, t, cluster.price)
         while n_pending > 0:  # 3. scan in order; restart after every start, stop when none starts
             if cluster.free.sum() == 0:  # no policy can place anything
@@ -365,8 +364,8 @@ def simulate_one(run, gpus, code, parts, out, workspace):
                     # the default rule, inlined: a start rule's call passes the run's arrays by
                     # value (~0.4 µs a call), which would dominate a greedy simulation
                     plen, g = builtin.placement(code[CODE_PLACEMENT], placements, jobs[j],
-                                                int(jobs[j, C_KSTAR]), cluster, work, allocate,
-                                                decision)
+                                                int(jobs[j, C_KSTAR]), cluster, work.scratch,
+                                                allocate, decision)
                     plen, g = accepted(run, jobs[j], plen, g, decision)
                 else:
                     plen, g = builtin.start_rule(code[CODE_START_RULE], rules, j, t, run, cluster,
@@ -374,7 +373,7 @@ def simulate_one(run, gpus, code, parts, out, workspace):
                 if g == 0:
                     continue
                 if code[CODE_BUILTIN] == 0 and not _valid(run, jobs[j], cluster, decision, plen,
-                                                          g, work.in_path):
+                                                          g, work.scratch.in_path):
                     return STATUS_BAD_DECISION, j
                 _start(run, cluster, scan.by_index, j, t, decision, plen, g, sequence, start_s,
                        cost)

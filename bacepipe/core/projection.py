@@ -103,7 +103,7 @@ def accepted(run, job, plen, g, out):
 @kernel(inline=True)
 def offer(place, run, job, k, cluster, work, allocate, out):
     """The placement policy's offer aiming at k GPUs (see :func:`accepted`)."""
-    plen, g = place(job, k, cluster, work, allocate, out)
+    plen, g = place(job, k, cluster, work.scratch, allocate, out)
     return accepted(run, job, plen, g, out)
 
 
