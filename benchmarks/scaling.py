@@ -1,8 +1,11 @@
 """Time per topology vs regions (6 … 256) and vs jobs (8 … 4,096), with the fitted exponent
-(time ∝ size^k, least squares on log-log), one topology per call, under each start rule.
+(time ∝ size^k, least squares on log-log), one topology per call, under each start rule; and the
+trace case: 256 regions, Poisson arrivals at a rate that keeps the fleet busy, 1,000 → 100,000
+jobs, per scheduler.
 
     python benchmarks/scaling.py [--max-jobs 4096] [--max-regions 256] [--schedulers paper]
-        [--start-rules greedy,wait_if_faster]
+        [--start-rules greedy,wait_if_faster] [--trace-jobs 1000,...,100000]
+        [--trace-schedulers bace_pipe,ldf,spt_plan] [--trace-budget-s 120]
 """
 
 import argparse
@@ -25,6 +28,48 @@ def _time_one(num_regions: int, num_jobs: int, repeats: int, schedulers, rule: s
     return seconds() / repeats / len(schedulers)
 
 
+#: The trace case: regions, and the offered load (busy GPU-hours per GPU-hour of the fleet).
+TRACE_REGIONS, TRACE_LOAD = 256, 0.9
+
+
+def _busy_rate_per_h() -> float:
+    """Poisson arrivals per hour that offer TRACE_LOAD of the fleet's GPU time: the GPU-seconds a
+    job takes under LDF, measured on a pilot of 2,000 jobs arriving at once."""
+    batch = generate_batch("random", 0, range(1), num_regions=TRACE_REGIONS, num_jobs=2000)
+    result = simulate_batch(batch, ("ldf",))
+    gpus = result.alloc[0, 0].sum(axis=1)
+    gpu_s = float((gpus * (result.end_s[0, 0] - result.start_s[0, 0])).mean())
+    return TRACE_LOAD * batch.gpus[0].sum() * 3600.0 / gpu_s
+
+
+def _trace(jobs, schedulers, rules, budget_s: float) -> tuple[list[dict], list[str]]:
+    """Seconds per simulation of the trace case; a size is skipped once the one before it took
+    more than ``budget_s`` (the row says so)."""
+    rate = _busy_rate_per_h()
+    rows, fits = [], []
+    for rule in rules:
+        for name in schedulers:
+            sizes, times = [], []
+            for n in jobs:
+                row = {"start_rule": rule, "scheduler": name, "regions": TRACE_REGIONS,
+                       "jobs": n, "rate_per_h": rate}
+                if times and times[-1] > budget_s:
+                    rows.append({**row, "s_per_sim": float("nan")})
+                    continue
+                batch = generate_batch("random", 0, range(1), num_regions=TRACE_REGIONS,
+                                       num_jobs=n, arrivals="poisson", arrival_rate_per_h=rate,
+                                       start_rule=rule)
+                with timer() as seconds:
+                    simulate_batch(batch, (name,))
+                sizes.append(n)
+                times.append(seconds())
+                rows.append({**row, "s_per_sim": times[-1]})
+            if len(sizes) > 1:
+                fits.append(f"trace {rule} {name}: fitted exponent jobs "
+                            f"{_exponent(sizes, times):.2f} over {sizes[0]:,}-{sizes[-1]:,} jobs")
+    return rows, fits
+
+
 def _exponent(sizes, times) -> float:
     return float(np.polyfit(np.log(sizes), np.log(times), 1)[0])
 
@@ -36,6 +81,11 @@ def main() -> None:
     p.add_argument("--schedulers", default="paper",
                    help="paper (the eight of SPEC §7, default), all, or names with commas")
     p.add_argument("--start-rules", default="greedy,wait_if_faster")
+    p.add_argument("--trace-jobs", default="1000,3000,10000,30000,100000",
+                   help="job counts of the trace case (empty: skip it)")
+    p.add_argument("--trace-schedulers", default="bace_pipe,ldf,spt_plan")
+    p.add_argument("--trace-budget-s", type=float, default=120.0,
+                   help="skip the larger sizes once one takes longer than this")
     args = p.parse_args()
     schedulers = PAPER_SCHEDULERS if args.schedulers == "paper" else \
         tuple(SCHEDULER_PARTS) if args.schedulers == "all" else tuple(args.schedulers.split(","))
@@ -60,6 +110,14 @@ def main() -> None:
                     f"{big:.3f} s per simulation")
     table(rows)
     print("\n".join(fits))
+    if args.trace_jobs:
+        simulate_batch(generate_batch("random", 0, range(1), num_regions=TRACE_REGIONS,
+                                      num_jobs=8), ("ldf",))  # compile
+        trace_rows, trace_fits = _trace([int(n) for n in args.trace_jobs.split(",")],
+                                        args.trace_schedulers.split(","),
+                                        args.start_rules.split(","), args.trace_budget_s)
+        table(trace_rows)
+        print("\n".join(trace_fits))
 
 
 if __name__ == "__main__":

@@ -135,7 +135,7 @@ from bacepipe.policies import register_part, register_scheduler
 from bacepipe.policies.api import placement_kernel
 
 @placement_kernel
-def grab(job, k, cluster, work, allocate, out):
+def grab(job, k, cluster, scratch, allocate, out):
     out.path[0] = 0
     out.alloc[0] = cluster.free[0] + 1  # one more GPU than is free
     return 1, cluster.free[0] + 1

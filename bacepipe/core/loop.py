@@ -10,9 +10,10 @@ import types
 from typing import NamedTuple
 
 import numpy as np
-from numba import prange
+from numba import get_num_threads, prange
 
 from bacepipe.core.bounds import fastest_hop_gbps, lower_bound_h
+from bacepipe.core.dispatch import load as load_dispatch
 from bacepipe.core.jit import kernel
 from bacepipe.core.model import (
     C_ACT_BITS,
@@ -26,8 +27,8 @@ from bacepipe.core.model import (
     job_constants,
 )
 from bacepipe.core.projection import (
+    accepted,
     execution_s,
-    offer,
     placement_cost,
     release_job,
     stage_time_s,
@@ -44,6 +45,9 @@ from bacepipe.core.structs import (
     make_work,
 )
 from bacepipe.metrics import METRICS
+
+#: Direct calls to the built-in parts (generated from the registry, see bacepipe.core.dispatch).
+builtin = load_dispatch()
 
 STATUS_OK, STATUS_NEVER_PLACED, STATUS_TOO_FEW_GPUS, STATUS_BAD_DECISION = 0, 1, 2, 3
 N_METRICS = len(METRICS)
@@ -114,42 +118,83 @@ CODE_ORDERING, CODE_START_RULE, CODE_PLACEMENT, CODE_ALLOCATOR, CODE_STATIC, COD
     CODE_GREEDY = range(7)
 
 
+class Scan(NamedTuple):
+    """The event loop's own bookkeeping (SPEC §5), kept so that an event costs what the jobs
+    pending and running at it cost, not what the jobs done or yet to arrive cost.
+
+    keys : float64[J]     ordering keys (a static ordering's are given once per run).
+    pending : int64[J]    the pending jobs in scan order (see :func:`_goes_before`).
+    by_index : int64[J]   the running jobs in index order (Eq. 11 sums in that order).
+    buffer : int64[J]     the jobs an event releases; a long queue's merge sort.
+    arrivals : int64[J]   the jobs by arrival time, then index (per topology).
+    """
+
+    keys: np.ndarray
+    pending: np.ndarray
+    by_index: np.ndarray
+    buffer: np.ndarray
+    arrivals: np.ndarray
+
+
 @kernel(inline=True)
-def _alpha(run, link_total):
+def _alpha(run, by_index, link_total):
     """Eq. 11: reserved over nominal inter-region bandwidth, both directions, running jobs in
     index order (0 when there are no links)."""
     if link_total <= 0.0:
         return 0.0
     used = 0.0
-    for j in range(run.state.shape[0]):
-        if run.state[j] == RUNNING:
-            used += 2.0 * (run.plen[j] - 1) * run.reserved[j]
+    for i in range(run.n_running[0]):
+        j = by_index[i]
+        used += 2.0 * (run.plen[j] - 1) * run.reserved[j]
     return used / link_total
 
 
 @kernel(inline=True)
-def _order_keys(order, static, run, link_total, pending, keys):
-    """Keys of the pending jobs (a static ordering keeps the keys it gave at arrival)."""
-    n = 0
-    for j in range(run.state.shape[0]):
-        if run.state[j] == PENDING:
-            pending[n] = j
-            n += 1
-    if n > 0:
-        order(run.jobs, pending, n, 0.0 if static else _alpha(run, link_total), keys)
+def _goes_before(a, b, keys, jobs):
+    """The scan's order: key (low first), then arrival, then index."""
+    if keys[a] != keys[b]:
+        return keys[a] < keys[b]
+    if jobs[a, C_ARRIVAL_S] != jobs[b, C_ARRIVAL_S]:
+        return jobs[a, C_ARRIVAL_S] < jobs[b, C_ARRIVAL_S]
+    return a < b
 
 
-@kernel
-def _next_candidate(jobs, state, tried, keys):
-    """The first untried pending job in order: key (low first), arrival, index."""
-    best = -1
-    for j in range(state.shape[0]):
-        if state[j] != PENDING or tried[j]:
-            continue
-        if best < 0 or keys[j] < keys[best] or (
-                keys[j] == keys[best] and jobs[j, C_ARRIVAL_S] < jobs[best, C_ARRIVAL_S]):
-            best = j
-    return best
+@kernel(inline=True)
+def _enqueue(queue, n, j, keys, jobs):
+    """Insert job j into ``queue[:n]``, kept in scan order (``queue[n]`` is free)."""
+    p = n
+    while p > 0 and _goes_before(j, queue[p - 1], keys, jobs):
+        queue[p] = queue[p - 1]
+        p -= 1
+    queue[p] = j
+
+
+@kernel(inline=True)
+def _sort(queue, n, keys, jobs, buffer):
+    """Sort ``queue[:n]`` into scan order: by insertion when short (a queue is nearly sorted
+    after the previous scan), else bottom-up merge sort through ``buffer``."""
+    if n <= 32:
+        for i in range(1, n):
+            _enqueue(queue, i, queue[i], keys, jobs)
+        return
+    src, dst = queue, buffer
+    width, in_buffer = 1, False
+    while width < n:
+        for lo in range(0, n, 2 * width):
+            mid, hi = min(lo + width, n), min(lo + 2 * width, n)
+            a, b = lo, mid
+            for k in range(lo, hi):
+                if b < hi and (a == mid or _goes_before(src[b], src[a], keys, jobs)):
+                    dst[k] = src[b]
+                    b += 1
+                else:
+                    dst[k] = src[a]
+                    a += 1
+        src, dst = dst, src
+        width *= 2
+        in_buffer = not in_buffer
+    if in_buffer:
+        queue[:n] = buffer[:n]
 
 
 @kernel(inline=True)
@@ -182,8 +227,16 @@ def _valid(run, job, cluster, decision, plen, g, seen):
 
 
 @kernel(inline=True)
-def _start(run, cluster, j, t, decision, plen, g, sequence, start_s, cost):
-    """Start job j at t on ``decision``: record it, reserve its GPUs and bandwidth."""
+def _ends_before(run, a, b):
+    """Whether running job a ends before b: end time, then start order."""
+    return run.end_s[a] < run.end_s[b] or (run.end_s[a] == run.end_s[b]
+                                           and run.start_seq[a] < run.start_seq[b])
+
+
+@kernel(inline=True)
+def _start(run, cluster, by_index, j, t, decision, plen, g, sequence, start_s, cost):
+    """Start job j at t on ``decision``: record it, reserve its GPUs and bandwidth, and add it to
+    the running jobs (by end time, latest first, and by index)."""
     job = run.jobs[j]
     run.plen[j] = plen
     for p in range(plen):
@@ -205,32 +258,69 @@ def _start(run, cluster, j, t, decision, plen, g, sequence, start_s, cost):
         run.users[u, v] += 1
     cost[j] = placement_cost(run, run.path[j], plen, run.alloc[j], t, execution)
     run.state[j] = RUNNING
+    running, n = run.running, run.n_running[0]
+    p = n
+    while p > 0 and _ends_before(run, running[p - 1], j):
+        running[p] = running[p - 1]
+        p -= 1
+    running[p] = j
+    p = n
+    while p > 0 and by_index[p - 1] > j:
+        by_index[p] = by_index[p - 1]
+        p -= 1
+    by_index[p] = j
+    run.n_running[0] = n + 1
 
 
 @kernel(inline=True)
-def _release(run, cluster, t):
-    """Release every running job that ends at t (SPEC §5 step 1); returns how many."""
-    released = 0
-    for j in range(run.state.shape[0]):
-        if run.state[j] == RUNNING and run.end_s[j] == t:
-            run.state[j] = DONE
-            released += 1
-            release_job(run, j, cluster.free, cluster.resid, run.users)
-    return released
+def _release(run, cluster, scan, t):
+    """Release every running job that ends at t (SPEC §5 step 1), in index order (the order
+    decides the sums of residual bandwidth); returns how many."""
+    running, end_s, n = run.running, run.end_s, run.n_running[0]
+    released, by_index = scan.buffer, scan.by_index
+    k = 0
+    while n > 0 and end_s[running[n - 1]] == t:
+        n -= 1
+        j = running[n]
+        p = k
+        while p > 0 and released[p - 1] > j:
+            released[p] = released[p - 1]
+            p -= 1
+        released[p] = j
+        k += 1
+    if k == 0:
+        return 0
+    for i in range(k):
+        run.state[released[i]] = DONE
+        release_job(run, released[i], cluster.free, cluster.resid, run.users)
+    kept, i = 0, 0  # both lists are in index order: drop the released in one pass
+    for q in range(n + k):
+        j = by_index[q]
+        if i < k and released[i] == j:
+            i += 1
+        else:
+            by_index[kept] = j
+            kept += 1
+    run.n_running[0] = n
+    return k
 
 
 @kernel
-def simulate_one(run, gpus, code, order, rule, place, allocate, out, workspace):
+def simulate_one(run, gpus, code, parts, out, workspace):
     """Simulate one topology under one scheduler (SPEC §5, §13's scan).
 
     ``run`` (:class:`~bacepipe.policies.api.Run`) is filled in place: end times, paths,
-    allocations; ``code`` is the scheduler's row of codes (``CODE_*``); ``out`` is (start_s, cost,
-    metrics) of this run; ``workspace`` holds the arrays the run may overwrite (see
-    :func:`_workspace`). Returns (status, job): STATUS_OK, STATUS_NEVER_PLACED with the first job
-    that was stuck, or STATUS_BAD_DECISION with the job a plug-in part placed against SPEC §4.
+    allocations; ``code`` is the scheduler's row of codes (``CODE_*``) into ``parts``, the tuples
+    of every registered part per kind; ``out`` is (start_s, cost, metrics) of this run;
+    ``workspace`` holds the arrays the run may overwrite (see :func:`_workspace`), its
+    ``Scan.arrivals`` given. Returns (status, job): STATUS_OK, STATUS_NEVER_PLACED with the first
+    job that was stuck, or STATUS_BAD_DECISION with the job a plug-in part placed against SPEC §4.
     """
     start_s, cost, metrics = out
-    cluster, work, decision, tried, keys, pending = workspace
+    cluster, work, decision, scan = workspace
+    keys, pending, arrivals = scan.keys, scan.pending, scan.arrivals
+    orderings, rules, placements, allocators = parts
+    place, allocate = placements[code[CODE_PLACEMENT]], allocators[code[CODE_ALLOCATOR]]
     cluster.free[:] = gpus
     cluster.resid[:, :] = run.links
     static_order = code[CODE_STATIC] != 0
@@ -244,73 +334,81 @@ def simulate_one(run, gpus, code, order, rule, place, allocate, out, workspace):
     if static_order:
         for j in range(n_jobs):
             pending[j] = j
-        order(jobs, pending, n_jobs, 0.0, keys)
+        builtin.ordering(code[CODE_ORDERING], orderings, jobs, pending, n_jobs, 0.0, keys)
 
-    t = np.inf
-    for j in range(n_jobs):
-        t = min(t, jobs[j, C_ARRIVAL_S])
-    done = 0
-    sequence = 0
+    t = jobs[arrivals[0], C_ARRIVAL_S]
+    done, arrived, n_pending, sequence = 0, 0, 0, 0
     while done < n_jobs:
-        done += _release(run, cluster, t)
-        for j in range(n_jobs):  # 2. arrivals join the queue
-            if run.state[j] == FUTURE and jobs[j, C_ARRIVAL_S] <= t:
-                run.state[j] = PENDING
+        done += _release(run, cluster, scan, t)
+        while arrived < n_jobs and jobs[arrivals[arrived], C_ARRIVAL_S] <= t:
+            j = arrivals[arrived]  # 2. arrivals join the queue
+            arrived += 1
+            run.state[j] = PENDING
+            if static_order:
+                _enqueue(pending, n_pending, j, keys, jobs)
+            else:  # keyed and sorted at the scan
+                pending[n_pending] = j
+            n_pending += 1
         unit_prices(run, t, cluster.price)
-        while True:  # 3. scan in order; restart after every start, stop when none starts
+        while n_pending > 0:  # 3. scan in order; restart after every start, stop when none starts
             if cluster.free.sum() == 0:  # no policy can place anything
                 break
             if not static_order:
-                _order_keys(order, False, run, link_total, pending, keys)
-            tried[:] = False
+                builtin.ordering(code[CODE_ORDERING], orderings, jobs, pending, n_pending,
+                                 _alpha(run, scan.by_index, link_total), keys)
+                _sort(pending, n_pending, keys, jobs, scan.buffer)
             started = False
-            while True:
-                j = _next_candidate(jobs, run.state, tried, keys)
-                if j < 0:
-                    break
-                tried[j] = True
+            for i in range(n_pending):
+                j = pending[i]
                 if code[CODE_GREEDY] != 0:
                     # the default rule, inlined: a start rule's call passes the run's arrays by
                     # value (~0.4 µs a call), which would dominate a greedy simulation
-                    plen, g = offer(place, run, jobs[j], int(jobs[j, C_KSTAR]), cluster, work,
-                                    allocate, decision)
+                    plen, g = builtin.placement(code[CODE_PLACEMENT], placements, jobs[j],
+                                                int(jobs[j, C_KSTAR]), cluster, work.scratch,
+                                                allocate, decision)
+                    plen, g = accepted(run, jobs[j], plen, g, decision)
                 else:
-                    plen, g = rule(j, t, run, cluster, work, place, allocate, decision)
+                    plen, g = builtin.start_rule(code[CODE_START_RULE], rules, j, t, run, cluster,
+                                                 work, place, allocate, decision)
                 if g == 0:
                     continue
                 if code[CODE_BUILTIN] == 0 and not _valid(run, jobs[j], cluster, decision, plen,
-                                                          g, work.in_path):
+                                                          g, work.scratch.in_path):
                     return STATUS_BAD_DECISION, j
-                _start(run, cluster, j, t, decision, plen, g, sequence, start_s, cost)
+                _start(run, cluster, scan.by_index, j, t, decision, plen, g, sequence, start_s,
+                       cost)
+                n_pending -= 1
+                for q in range(i, n_pending):
+                    pending[q] = pending[q + 1]
                 sequence += 1
                 started = True
                 break
             if not started:
                 break
-        t_next = np.inf
-        for j in range(n_jobs):
-            if run.state[j] == FUTURE:
-                t_next = min(t_next, jobs[j, C_ARRIVAL_S])
-            elif run.state[j] == RUNNING:
-                t_next = min(t_next, run.end_s[j])
+        t_next = jobs[arrivals[arrived], C_ARRIVAL_S] if arrived < n_jobs else np.inf
+        if run.n_running[0] > 0:
+            t_next = min(t_next, run.end_s[run.running[run.n_running[0] - 1]])
         if t_next == np.inf and done < n_jobs:
-            for j in range(n_jobs):
-                if run.state[j] == PENDING:
-                    return STATUS_NEVER_PLACED, j
+            return STATUS_NEVER_PLACED, pending[:n_pending].min()
         t = t_next
     _metrics(run, gpus, start_s, cost, metrics)
     return STATUS_OK, -1
 
 
 @kernel
-def _workspace(n_regions, n_jobs, speed):
-    """The arrays one run overwrites (the cluster's state, scratch, decisions, the scan's
-    bookkeeping), allocated once per topology and reused by each scheduler."""
+def _workspace(n_regions, n_jobs):
+    """The arrays a run overwrites (the cluster's state, scratch, decisions, the scan's
+    bookkeeping) and the run's own state, allocated once per worker and reused by every
+    topology and scheduler it simulates."""
     cluster = Cluster(np.empty(n_regions, np.int64), np.empty((n_regions, n_regions)),
-                      np.empty(n_regions), speed)
+                      np.empty(n_regions), np.empty(n_regions))
     decision = Decision(np.empty(n_regions, np.int64), np.zeros(n_regions, np.int64))
-    return (cluster, make_work(n_regions, n_jobs), decision, np.zeros(n_jobs, np.bool_),
-            np.zeros(n_jobs), np.empty(n_jobs, np.int64))
+    scan = Scan(np.zeros(n_jobs), np.empty(n_jobs, np.int64), np.empty(n_jobs, np.int64),
+                np.empty(n_jobs, np.int64), np.empty(n_jobs, np.int64))
+    state = (np.empty(n_jobs, np.int64), np.empty(n_jobs, np.int64), np.empty(n_jobs),
+             np.empty(n_jobs, np.int64), np.zeros(1, np.int64),
+             np.empty((n_regions, n_regions), np.int64))
+    return (cluster, make_work(n_regions, n_jobs), decision, scan), state
 
 
 @kernel
@@ -360,16 +458,18 @@ def _metrics(run, gpus, start_s, cost, metrics):
     metrics[7] = gpu_seconds / (gpus.sum() * makespan) if makespan > 0 else 0.0
 
 
-def _simulate_batch(inputs, outputs, codes, orderings, start_rules, placements, allocators):
-    """T topologies (parallel) × S schedulers. ``codes`` is int64[S, 7] (``CODE_*`` columns);
-    the part tuples hold every registered part of each kind, as compiled kernels."""
+@kernel
+def _simulate_share(inputs, outputs, codes, parts, first, step):
+    """Topologies ``first``, ``first + step``, ... × every scheduler, with one workspace."""
     hw = inputs.hardware
-    # Arrays bound to locals: a parfor loses writes through a NamedTuple attribute.
-    status, bad_job, lower_bound = outputs.status, outputs.bad_job, outputs.lower_bound_h
-    for t in prange(inputs.gpus.shape[0]):
+    n_topologies, n_regions = inputs.gpus.shape
+    n_jobs = inputs.params_b.shape[1]
+    workspace, (state, start_seq, reserved, running, n_running, users) = \
+        _workspace(n_regions, n_jobs)
+    speed, scan = workspace[0].speed, workspace[3]
+    for t in range(first, n_topologies, step):
         const = outputs.const[t]
-        speed = np.empty(inputs.gpus.shape[1])
-        for r in range(speed.shape[0]):
+        for r in range(n_regions):
             speed[r] = gpu_speed(inputs.gpu_tflops[t, r], hw[HW_MFU])
         bad = job_constants(hw, reference_type(inputs.gpus[t], inputs.gpu_tflops[t],
                                                inputs.gpu_mem_gb[t]),
@@ -378,33 +478,40 @@ def _simulate_batch(inputs, outputs, codes, orderings, start_rules, placements, 
                             inputs.arrival_h[t], inputs.gpus[t].sum(), inputs.memory_on, const)
         r_max = fastest_hop_gbps(inputs.links[t], hw[HW_INTRA_GBPS])
         if bad < 0:
-            lower_bound[t] = lower_bound_h(const, inputs.links[t], hw[HW_INTRA_GBPS],
-                                           inputs.gpus[t].sum())
-        n_jobs, n_regions = const.shape[0], inputs.gpus.shape[1]
-        workspace = _workspace(n_regions, n_jobs, speed)
-        # the run's own state, reset per scheduler (allocated once per topology)
-        state, start_seq = np.empty(n_jobs, np.int64), np.empty(n_jobs, np.int64)
-        reserved, users = np.empty(n_jobs), np.empty((n_regions, n_regions), np.int64)
+            outputs.lower_bound_h[t] = lower_bound_h(const, inputs.links[t], hw[HW_INTRA_GBPS],
+                                                     inputs.gpus[t].sum())
+        for j in range(n_jobs):
+            scan.arrivals[j] = j
+        _sort(scan.arrivals, n_jobs, const[:, C_ARRIVAL_S], const, scan.buffer)
         for s in range(codes.shape[0]):
             if bad >= 0:
-                status[t, s], bad_job[t, s] = STATUS_TOO_FEW_GPUS, bad
+                outputs.status[t, s], outputs.bad_job[t, s] = STATUS_TOO_FEW_GPUS, bad
                 continue
             state[:] = FUTURE
             start_seq[:] = 0
             reserved[:] = 0.0
+            n_running[0] = 0
             users[:, :] = 0
             run = Run(const, state, outputs.end_s[t, s], start_seq, outputs.path[t, s],
-                      outputs.alloc[t, s], outputs.plen[t, s], reserved, users, inputs.links[t],
-                      inputs.latency_s[t], inputs.price[t], inputs.profile[t],
-                      inputs.utc_offset_h[t], inputs.time_of_use, hw[HW_POWER_KW],
-                      inputs.plan_slack, r_max, speed, inputs.gpu_power_kw[t],
+                      outputs.alloc[t, s], outputs.plen[t, s], reserved, running, n_running,
+                      users, inputs.links[t], inputs.latency_s[t], inputs.price[t],
+                      inputs.profile[t], inputs.utc_offset_h[t], inputs.time_of_use,
+                      hw[HW_POWER_KW], inputs.plan_slack, r_max, speed, inputs.gpu_power_kw[t],
                       inputs.gpu_mem_gb[t], inputs.hetero, inputs.memory_on)
-            c = codes[s]
-            status[t, s], bad_job[t, s] = simulate_one(
-                run, inputs.gpus[t], c, orderings[c[CODE_ORDERING]],
-                start_rules[c[CODE_START_RULE]], placements[c[CODE_PLACEMENT]],
-                allocators[c[CODE_ALLOCATOR]],
+            outputs.status[t, s], outputs.bad_job[t, s] = simulate_one(
+                run, inputs.gpus[t], codes[s], parts,
                 (outputs.start_s[t, s], outputs.cost[t, s], outputs.metrics[t, s]), workspace)
+
+
+def _simulate_batch(inputs, outputs, codes, orderings, start_rules, placements, allocators):
+    """T topologies (parallel) × S schedulers. ``codes`` is int64[S, 7] (``CODE_*`` columns);
+    the part tuples hold every registered part of each kind, as compiled kernels. Topologies go
+    to a few shares per thread (interleaved, for balance), each simulated with one workspace."""
+    n_shares = min(inputs.gpus.shape[0], 4 * get_num_threads())
+    for w in prange(n_shares):
+        # the tuple is made here: a parfor takes no tuple of functions from outside
+        _simulate_share(inputs, outputs, codes,
+                        (orderings, start_rules, placements, allocators), w, n_shares)
 
 
 def _named(fn, name: str):

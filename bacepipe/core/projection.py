@@ -22,7 +22,7 @@ from bacepipe.core.model import (
     t_comp,
     tou_energy_price,
 )
-from bacepipe.core.structs import RUNNING, Cluster
+from bacepipe.core.structs import Cluster
 
 
 @kernel(inline=True)
@@ -92,13 +92,19 @@ def holds_model(run, job, path, plen, alloc, g):
 
 
 @kernel(inline=True)
-def offer(place, run, job, k, cluster, work, allocate, out):
-    """The placement policy's offer aiming at k GPUs; (0, 0) when it is nothing or fails the
-    memory rule (SPEC §12, §16: such a placement counts as nothing)."""
-    plen, g = place(job, k, cluster, work, allocate, out)
+def accepted(run, job, plen, g, out):
+    """A placement's (plen, g) as an offer: (0, 0) when it is nothing or fails the memory rule
+    (SPEC §12, §16: such a placement counts as nothing)."""
     if g == 0 or not holds_model(run, job, out.path, plen, out.alloc, g):
         return 0, 0
     return plen, g
+
+
+@kernel(inline=True)
+def offer(place, run, job, k, cluster, work, allocate, out):
+    """The placement policy's offer aiming at k GPUs (see :func:`accepted`)."""
+    plen, g = place(job, k, cluster, work.scratch, allocate, out)
+    return accepted(run, job, plen, g, out)
 
 
 @kernel
@@ -121,21 +127,12 @@ def unit_prices(run, t_s, out):
             out[r] = (out[r] * run.gpu_power_kw[r]) / run.speed[r]
 
 
-@kernel
+@kernel(inline=True)
 def running_by_end(run, order):
     """Write the running jobs into ``order`` by end time, then start order; return how many."""
-    n = 0
-    for j in range(run.state.shape[0]):
-        if run.state[j] != RUNNING:
-            continue
-        p = n
-        while p > 0 and (run.end_s[order[p - 1]] > run.end_s[j] or (
-                run.end_s[order[p - 1]] == run.end_s[j]
-                and run.start_seq[order[p - 1]] > run.start_seq[j])):
-            order[p] = order[p - 1]
-            p -= 1
-        order[p] = j
-        n += 1
+    n = run.n_running[0]
+    for i in range(n):
+        order[i] = run.running[n - 1 - i]
     return n
 
 

@@ -34,13 +34,26 @@ class Decision(NamedTuple):
     alloc: np.ndarray
 
 
-class Work(NamedTuple):
-    """Scratch arrays a part may overwrite, so that no decision allocates.
+class Scratch(NamedTuple):
+    """The arrays a placement may overwrite (kept apart from :class:`Work`: a placement's call is
+    not inlined, and every array of its arguments is passed by value).
 
-    path, alloc : int64[R]            a second placement (e.g. Pathfinder's candidates).
-    trial_path, trial_alloc : int64[R]  a third one (projections of SPEC §13/§14).
-    in_path : bool[R]                 membership of a growing path.
-    by_price : int64[R]               a region order.
+    path, alloc : int64[R]   a second placement (e.g. Pathfinder's candidates).
+    in_path : bool[R]        membership of a growing path.
+    by_price : int64[R]      a region order.
+    """
+
+    path: np.ndarray
+    alloc: np.ndarray
+    in_path: np.ndarray
+    by_price: np.ndarray
+
+
+class Work(NamedTuple):
+    """Scratch arrays a start rule may overwrite, so that no decision allocates.
+
+    scratch : Scratch                 what placements get (see :class:`Scratch`).
+    trial_path, trial_alloc : int64[R]  a third placement (projections of SPEC §13/§14).
     free, price : int64[R], float64[R]   a projected copy of the state (SPEC §13).
     resid : float64[R, R]
     users : int64[R, R]               jobs holding each link direction in the copy.
@@ -49,12 +62,9 @@ class Work(NamedTuple):
     row : float64[N_CONST]            a scratch row of job constants.
     """
 
-    path: np.ndarray
-    alloc: np.ndarray
+    scratch: Scratch
     trial_path: np.ndarray
     trial_alloc: np.ndarray
-    in_path: np.ndarray
-    by_price: np.ndarray
     free: np.ndarray
     price: np.ndarray
     resid: np.ndarray
@@ -73,6 +83,9 @@ class Run(NamedTuple):
     start_seq : int64[J]         order in which started jobs started (0, 1, ...).
     path, alloc : int64[J, R]    placements of started jobs; plen : int64[J].
     reserved : float64[J]        Gbit/s each started job holds per hop direction.
+    running : int64[J]           the running jobs, the first ``n_running[0]``, by end time then
+                                 start order, the latest first (the loop keeps it so).
+    n_running : int64[1]
     users : int64[R, R]          running jobs holding each link direction.
     links, latency_s : float64[R, R]  nominal bandwidth (Gbit/s) and one-way latency (s).
     price, utc_offset_h : float64[R]; profile : float64[R, 24]   prices (SPEC §12).
@@ -90,6 +103,8 @@ class Run(NamedTuple):
     alloc: np.ndarray
     plen: np.ndarray
     reserved: np.ndarray
+    running: np.ndarray
+    n_running: np.ndarray
     users: np.ndarray
     links: np.ndarray
     latency_s: np.ndarray
@@ -128,8 +143,9 @@ def make_decision(n_regions: int) -> Decision:
 def make_work(n_regions, n_jobs):
     """Fresh scratch arrays for R regions and J jobs (called from Python and compiled code)."""
     r = n_regions
-    return Work(np.zeros(r, np.int64), np.zeros(r, np.int64), np.zeros(r, np.int64),
-                np.zeros(r, np.int64), np.zeros(r, np.bool_), np.zeros(r, np.int64),
+    scratch = Scratch(np.zeros(r, np.int64), np.zeros(r, np.int64), np.zeros(r, np.bool_),
+                      np.zeros(r, np.int64))
+    return Work(scratch, np.zeros(r, np.int64), np.zeros(r, np.int64),
                 np.zeros(r, np.int64), np.zeros(r), np.zeros((r, r)), np.zeros((r, r), np.int64),
                 np.zeros(n_jobs, np.int64), np.zeros((OPTIONS_PER_EPOCH * (n_jobs + 1), 5)),
                 np.zeros(N_CONST))

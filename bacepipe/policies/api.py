@@ -10,11 +10,12 @@ Kinds and signatures (every array C-contiguous; R regions, J jobs):
     Write ``keys[j]`` for each ``j`` in ``pending[:n_pending]``; lower keys go first, ties by
     arrival, then index. ``jobs`` is float64[J, N_CONST] (columns ``C_*`` of
     :mod:`bacepipe.core.model`), ``alpha`` the reserved share of link capacity (Eq. 11).
-``@placement_kernel``  ``f(job, k, cluster, work, allocate, out) -> (plen, g)``
+``@placement_kernel``  ``f(job, k, cluster, scratch, allocate, out) -> (plen, g)``
     Place one job (``job``: its row of ``jobs``) aiming at ``k`` GPUs on ``cluster``; write the
     path (``out.path[:plen]``, region indices in pipeline order) and the GPUs per region
     (``out.alloc[r]`` for path regions) and return the path length and GPUs placed; g = 0 means
-    nothing. ``allocate`` is the scheduler's allocator.
+    nothing. ``scratch`` (:class:`Scratch`) holds arrays it may overwrite; ``allocate`` is the
+    scheduler's allocator.
 ``@allocator_kernel``  ``f(path, plen, g, cluster, alloc) -> None``
     Spread g GPUs (plen <= g <= the path's free GPUs) over ``path[:plen]`` into ``alloc``.
 ``@start_rule_kernel`` ``f(j, t, run, cluster, work, place, allocate, out) -> (plen, g)``
@@ -47,6 +48,7 @@ from bacepipe.core.structs import (  # noqa: F401  (the contract a part author r
     Cluster,
     Decision,
     Run,
+    Scratch,
     Work,
     make_cluster,
     make_decision,
@@ -61,12 +63,13 @@ warnings.filterwarnings("ignore", category=NumbaExperimentalFeatureWarning)
 def _example_run() -> Run:
     a1, a2 = np.zeros(1), np.zeros((1, 1))
     i1, i2 = np.zeros(1, np.int64), np.zeros((1, 1), np.int64)
-    return Run(a2, i1, a1, i1, i2, i2, i1, a1, i2, a2, a2, a1, a2, a1, False, 0.0, 0.0, 0.0, a1, a1,
-               a1, False, False)
+    return Run(a2, i1, a1, i1, i2, i2, i1, a1, i1, i1, i2, a2, a2, a1, a2, a1, False, 0.0, 0.0,
+               0.0, a1, a1, a1, False, False)
 
 
 _CLUSTER = numba.typeof(make_cluster(1))
 _WORK = numba.typeof(make_work(1, 1))
+_SCRATCH = numba.typeof(make_work(1, 1).scratch)
 _DECISION = numba.typeof(make_decision(1))
 _RUN = numba.typeof(_example_run())
 _F1, _F2, _I1 = types.float64[::1], types.float64[:, ::1], types.int64[::1]
@@ -75,7 +78,7 @@ _PAIR = types.UniTuple(types.int64, 2)
 ORDERING_SIGNATURE = types.void(_F2, _I1, types.int64, types.float64, _F1)
 ALLOCATOR_SIGNATURE = types.void(_I1, types.int64, types.int64, _CLUSTER, _I1)
 ALLOCATOR = types.FunctionType(ALLOCATOR_SIGNATURE)
-PLACEMENT_SIGNATURE = _PAIR(_F1, types.int64, _CLUSTER, _WORK, ALLOCATOR, _DECISION)
+PLACEMENT_SIGNATURE = _PAIR(_F1, types.int64, _CLUSTER, _SCRATCH, ALLOCATOR, _DECISION)
 PLACEMENT = types.FunctionType(PLACEMENT_SIGNATURE)
 START_RULE_SIGNATURE = _PAIR(types.int64, types.float64, _RUN, _CLUSTER, _WORK, PLACEMENT,
                              ALLOCATOR, _DECISION)

@@ -14,8 +14,8 @@ from bacepipe.sim.reference import path_work_s, visible
 
 
 @placement_kernel
-def kernel(job, k, cluster, work, allocate, out):
-    free, price, by_price, path = cluster.free, cluster.price, work.by_price, out.path
+def kernel(job, k, cluster, scratch, allocate, out):
+    free, price, by_price, path = cluster.free, cluster.price, scratch.by_price, out.path
     count = 0
     for r in range(free.shape[0]):
         if free[r] > 0:

@@ -9,11 +9,11 @@ from bacepipe.sim.reference import largest
 
 
 @placement_kernel
-def kernel(job, k, cluster, work, allocate, out):
+def kernel(job, k, cluster, scratch, allocate, out):
     start = largest_visible(cluster)
     if start < 0:
         return 0, 0
-    plen, g = grow_path(job, k, start, cluster, out.path, work.in_path)
+    plen, g = grow_path(job, k, start, cluster, out.path, scratch.in_path)
     allocate(out.path, plen, g, cluster, out.alloc)
     return plen, g
 

@@ -7,7 +7,7 @@ from bacepipe.sim.reference import visible
 
 
 @placement_kernel
-def kernel(job, k, cluster, work, allocate, out):
+def kernel(job, k, cluster, scratch, allocate, out):
     r = cheapest_visible(cluster.free, cluster.price, 1)
     return place_in_region(r, k, cluster, allocate, out)
 

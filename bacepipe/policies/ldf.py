@@ -7,7 +7,7 @@ from bacepipe.sim.reference import largest
 
 
 @placement_kernel
-def kernel(job, k, cluster, work, allocate, out):
+def kernel(job, k, cluster, scratch, allocate, out):
     return place_in_region(largest_visible(cluster), k, cluster, allocate, out)
 
 

@@ -22,7 +22,7 @@ from bacepipe.sim.reference import more_compute, visible
 
 
 @placement_kernel
-def kernel(job, k, cluster, work, allocate, out):
+def kernel(job, k, cluster, scratch, allocate, out):
     free = cluster.free
     r = cheapest_visible(free, cluster.price, k)
     if r >= 0:
@@ -33,17 +33,17 @@ def kernel(job, k, cluster, work, allocate, out):
     for start in range(free.shape[0]):
         if free[start] == 0:
             continue
-        plen, g = grow_path(job, k, start, cluster, work.path, work.in_path)
-        allocate(work.path, plen, g, cluster, work.alloc)
-        avg = average_price(work.path, plen, work.alloc, cluster.price, g)
+        plen, g = grow_path(job, k, start, cluster, scratch.path, scratch.in_path)
+        allocate(scratch.path, plen, g, cluster, scratch.alloc)
+        avg = average_price(scratch.path, plen, scratch.alloc, cluster.price, g)
         compute = 0.0
         for p in range(plen):
-            compute += work.alloc[work.path[p]] * cluster.speed[work.path[p]]
+            compute += scratch.alloc[scratch.path[p]] * cluster.speed[scratch.path[p]]
         order = compute_order(compute, best_compute)
         if order > 0 or (order == 0 and avg < best_price - PRICE_TIE_RTOL * best_price):
             for p in range(plen):
-                out.path[p] = work.path[p]
-                out.alloc[work.path[p]] = work.alloc[work.path[p]]
+                out.path[p] = scratch.path[p]
+                out.alloc[scratch.path[p]] = scratch.alloc[scratch.path[p]]
             best_plen, best_g, best_compute, best_price = plen, g, compute, avg
     return best_plen, best_g
 
