@@ -21,6 +21,7 @@ from bacepipe.core.loop import (
     STATUS_TOO_FEW_GPUS,
     BatchInputs,
     empty_outputs,
+    shares,
     simulate_batch_kernel,
     simulate_batch_serial,
 )
@@ -123,7 +124,7 @@ def simulate_batch(batch: ScenarioBatch, schedulers) -> BatchResult:
         run = simulate_batch_kernel if t > 1 else simulate_batch_serial
         sub = empty_outputs(t, len(compiled), j, r) if len(compiled) < len(names) else out
         run(batch_inputs(batch), sub, _codes([names[s] for s in compiled], batch.start_rule,
-                                             index), *parts)
+                                             index), shares(t), *parts)
         if sub is not out:
             _scatter(sub, out, compiled)
     slow = [s for s in range(len(names)) if s not in compiled]

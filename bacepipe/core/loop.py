@@ -143,9 +143,10 @@ def _alpha(run, by_index, link_total):
     if link_total <= 0.0:
         return 0.0
     used = 0.0
+    plen, reserved = run.plen, run.reserved  # once: every array read costs a reference count
     for i in range(run.n_running[0]):
         j = by_index[i]
-        used += 2.0 * (run.plen[j] - 1) * run.reserved[j]
+        used += 2.0 * (plen[j] - 1) * reserved[j]
     return used / link_total
 
 
@@ -227,40 +228,41 @@ def _valid(run, job, cluster, decision, plen, g, seen):
 
 
 @kernel(inline=True)
-def _ends_before(run, a, b):
+def _ends_before(end_s, start_seq, a, b):
     """Whether running job a ends before b: end time, then start order."""
-    return run.end_s[a] < run.end_s[b] or (run.end_s[a] == run.end_s[b]
-                                           and run.start_seq[a] < run.start_seq[b])
+    return end_s[a] < end_s[b] or (end_s[a] == end_s[b] and start_seq[a] < start_seq[b])
 
 
 @kernel(inline=True)
 def _start(run, cluster, by_index, j, t, decision, plen, g, sequence, start_s, cost):
     """Start job j at t on ``decision``: record it, reserve its GPUs and bandwidth, and add it to
     the running jobs (by end time, latest first, and by index)."""
-    job = run.jobs[j]
+    job, path, alloc, free, resid, users = \
+        run.jobs[j], run.path[j], run.alloc[j], cluster.free, cluster.resid, run.users
     run.plen[j] = plen
     for p in range(plen):
         r = decision.path[p]
-        run.path[j, p] = r
-        run.alloc[j, r] = decision.alloc[r]
-        cluster.free[r] -= decision.alloc[r]
-    execution = execution_s(run, job, run.path[j], plen, run.alloc[j])
+        path[p] = r
+        alloc[r] = decision.alloc[r]
+        free[r] -= decision.alloc[r]
+    execution = execution_s(run, job, path, plen, alloc)
     start_s[j] = t
     run.end_s[j] = t + execution
     run.start_seq[j] = sequence
-    tc = stage_time_s(run, job, run.path[j], plen, run.alloc[j])
-    run.reserved[j] = job[C_ACT_BITS] / tc / 1e9
+    tc = stage_time_s(run, job, path, plen, alloc)
+    reserved = job[C_ACT_BITS] / tc / 1e9
+    run.reserved[j] = reserved
     for p in range(plen - 1):
-        v, u = run.path[j, p], run.path[j, p + 1]
-        cluster.resid[v, u] -= run.reserved[j]
-        cluster.resid[u, v] -= run.reserved[j]
-        run.users[v, u] += 1
-        run.users[u, v] += 1
-    cost[j] = placement_cost(run, run.path[j], plen, run.alloc[j], t, execution)
+        v, u = path[p], path[p + 1]
+        resid[v, u] -= reserved
+        resid[u, v] -= reserved
+        users[v, u] += 1
+        users[u, v] += 1
+    cost[j] = placement_cost(run, path, plen, alloc, t, execution)
     run.state[j] = RUNNING
-    running, n = run.running, run.n_running[0]
+    running, n, end_s, start_seq = run.running, run.n_running[0], run.end_s, run.start_seq
     p = n
-    while p > 0 and _ends_before(run, running[p - 1], j):
+    while p > 0 and _ends_before(end_s, start_seq, running[p - 1], j):
         running[p] = running[p - 1]
         p -= 1
     running[p] = j
@@ -290,8 +292,9 @@ def _release(run, cluster, scan, t):
         k += 1
     if k == 0:
         return 0
+    state = run.state
     for i in range(k):
-        run.state[released[i]] = DONE
+        state[released[i]] = DONE
         release_job(run, released[i], cluster.free, cluster.resid, run.users)
     kept, i = 0, 0  # both lists are in index order: drop the released in one pass
     for q in range(n + k):
@@ -318,10 +321,13 @@ def simulate_one(run, gpus, code, parts, out, workspace):
     """
     start_s, cost, metrics = out
     cluster, work, decision, scan = workspace
-    keys, pending, arrivals = scan.keys, scan.pending, scan.arrivals
+    # arrays bound once: every read of a structure's array costs a reference count
+    keys, pending, arrivals, by_index = scan.keys, scan.pending, scan.arrivals, scan.by_index
+    state, running, n_running, end_s = run.state, run.running, run.n_running, run.end_s
+    free, scratch = cluster.free, work.scratch
     orderings, rules, placements, allocators = parts
     place, allocate = placements[code[CODE_PLACEMENT]], allocators[code[CODE_ALLOCATOR]]
-    cluster.free[:] = gpus
+    free[:] = gpus
     cluster.resid[:, :] = run.links
     static_order = code[CODE_STATIC] != 0
     jobs = run.jobs
@@ -343,7 +349,7 @@ def simulate_one(run, gpus, code, parts, out, workspace):
         while arrived < n_jobs and jobs[arrivals[arrived], C_ARRIVAL_S] <= t:
             j = arrivals[arrived]  # 2. arrivals join the queue
             arrived += 1
-            run.state[j] = PENDING
+            state[j] = PENDING
             if static_order:
                 _enqueue(pending, n_pending, j, keys, jobs)
             else:  # keyed and sorted at the scan
@@ -351,11 +357,11 @@ def simulate_one(run, gpus, code, parts, out, workspace):
             n_pending += 1
         unit_prices(run, t, cluster.price)
         while n_pending > 0:  # 3. scan in order; restart after every start, stop when none starts
-            if cluster.free.sum() == 0:  # no policy can place anything
+            if free.sum() == 0:  # no policy can place anything
                 break
             if not static_order:
                 builtin.ordering(code[CODE_ORDERING], orderings, jobs, pending, n_pending,
-                                 _alpha(run, scan.by_index, link_total), keys)
+                                 _alpha(run, by_index, link_total), keys)
                 _sort(pending, n_pending, keys, jobs, scan.buffer)
             started = False
             for i in range(n_pending):
@@ -364,7 +370,7 @@ def simulate_one(run, gpus, code, parts, out, workspace):
                     # the default rule, inlined: a start rule's call passes the run's arrays by
                     # value (~0.4 µs a call), which would dominate a greedy simulation
                     plen, g = builtin.placement(code[CODE_PLACEMENT], placements, jobs[j],
-                                                int(jobs[j, C_KSTAR]), cluster, work.scratch,
+                                                int(jobs[j, C_KSTAR]), cluster, scratch,
                                                 allocate, decision)
                     plen, g = accepted(run, jobs[j], plen, g, decision)
                 else:
@@ -373,9 +379,9 @@ def simulate_one(run, gpus, code, parts, out, workspace):
                 if g == 0:
                     continue
                 if code[CODE_BUILTIN] == 0 and not _valid(run, jobs[j], cluster, decision, plen,
-                                                          g, work.scratch.in_path):
+                                                          g, scratch.in_path):
                     return STATUS_BAD_DECISION, j
-                _start(run, cluster, scan.by_index, j, t, decision, plen, g, sequence, start_s,
+                _start(run, cluster, by_index, j, t, decision, plen, g, sequence, start_s,
                        cost)
                 n_pending -= 1
                 for q in range(i, n_pending):
@@ -386,8 +392,8 @@ def simulate_one(run, gpus, code, parts, out, workspace):
             if not started:
                 break
         t_next = jobs[arrivals[arrived], C_ARRIVAL_S] if arrived < n_jobs else np.inf
-        if run.n_running[0] > 0:
-            t_next = min(t_next, run.end_s[run.running[run.n_running[0] - 1]])
+        if n_running[0] > 0:
+            t_next = min(t_next, end_s[running[n_running[0] - 1]])
         if t_next == np.inf and done < n_jobs:
             return STATUS_NEVER_PLACED, pending[:n_pending].min()
         t = t_next
@@ -426,27 +432,28 @@ def reference_type(gpus, tflops, mem_gb):
 @kernel(inline=True)
 def _metrics(run, gpus, start_s, cost, metrics):
     """SPEC §10 run metrics, in :data:`METRICS` order."""
-    jobs = run.jobs
+    jobs, plen, path, alloc, end_s, power_kw = \
+        run.jobs, run.plen, run.path, run.alloc, run.end_s, run.gpu_power_kw
     n_jobs = jobs.shape[0]
     jct, cost_sum, energy, makespan, wait, gpus_used, multi, gpu_seconds = \
         0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0
     for j in range(n_jobs):
         n = 0
         power = 0.0
-        for p in range(run.plen[j]):
-            n += run.alloc[j, run.path[j, p]]
-            power += run.alloc[j, run.path[j, p]] * run.gpu_power_kw[run.path[j, p]]
-        execution = run.end_s[j] - start_s[j]
-        jct += (run.end_s[j] - jobs[j, C_ARRIVAL_S]) / 3600.0
+        for p in range(plen[j]):
+            n += alloc[j, path[j, p]]
+            power += alloc[j, path[j, p]] * power_kw[path[j, p]]
+        execution = end_s[j] - start_s[j]
+        jct += (end_s[j] - jobs[j, C_ARRIVAL_S]) / 3600.0
         cost_sum += cost[j]
         if run.hetero:  # Σ_r n_r · power_r (SPEC §16)
             energy += execution / 3600.0 * power
         else:
             energy += execution / 3600.0 * n * run.power_kw
-        makespan = max(makespan, run.end_s[j])
+        makespan = max(makespan, end_s[j])
         wait += (start_s[j] - jobs[j, C_ARRIVAL_S]) / 3600.0
         gpus_used += n
-        multi += 1.0 if run.plen[j] > 1 else 0.0
+        multi += 1.0 if plen[j] > 1 else 0.0
         gpu_seconds += n * execution
     metrics[0] = jct / n_jobs
     metrics[1] = cost_sum
@@ -503,15 +510,22 @@ def _simulate_share(inputs, outputs, codes, parts, first, step):
                 (outputs.start_s[t, s], outputs.cost[t, s], outputs.metrics[t, s]), workspace)
 
 
-def _simulate_batch(inputs, outputs, codes, orderings, start_rules, placements, allocators):
+def _simulate_batch(inputs, outputs, codes, n_shares, orderings, start_rules, placements,
+                    allocators):
     """T topologies (parallel) × S schedulers. ``codes`` is int64[S, 7] (``CODE_*`` columns);
     the part tuples hold every registered part of each kind, as compiled kernels. Topologies go
-    to a few shares per thread (interleaved, for balance), each simulated with one workspace."""
-    n_shares = min(inputs.gpus.shape[0], 4 * get_num_threads())
+    to ``n_shares`` shares (interleaved, for balance: a few per thread, :func:`shares`), each
+    simulated with one workspace."""
     for w in prange(n_shares):
         # the tuple is made here: a parfor takes no tuple of functions from outside
         _simulate_share(inputs, outputs, codes,
                         (orderings, start_rules, placements, allocators), w, n_shares)
+
+
+def shares(n_topologies: int) -> int:
+    """How many shares :func:`_simulate_batch` splits T topologies into: four per thread. (Given
+    by the caller: a kernel that asks numba for its thread count cannot be cached.)"""
+    return max(1, min(n_topologies, 4 * get_num_threads()))
 
 
 def _named(fn, name: str):

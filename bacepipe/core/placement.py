@@ -42,24 +42,38 @@ def average_price(path, plen, alloc, price_now, g):
 
 
 @kernel
-def grow_path(const, kstar, start, cluster, path, in_path):
+def visible_regions(free, out):
+    """Write the regions with free GPUs into ``out`` in index order; returns how many. (A busy
+    fleet of many regions has few: path growth then scans only those.)"""
+    n = 0
+    for r in range(free.shape[0]):
+        if free[r] > 0:
+            out[n] = r
+            n += 1
+    return n
+
+
+@kernel
+def grow_path(const, kstar, start, cluster, path, in_path, visible, n_visible):
     """Alg. 1 lines 7–17 from one start, aiming at ``kstar`` GPUs: append the visible unvisited
     region on the widest hop from the tail while the bottleneck stays feasible for the GPUs
-    gathered (with W on the fastest GPU of the tentative path, SPEC §16). Returns (plen, g)."""
+    gathered (with W on the fastest GPU of the tentative path, SPEC §16). ``visible[:n_visible]``
+    are the regions with free GPUs, in index order (:func:`visible_regions`). Returns (plen, g)."""
     free, resid, speed = cluster.free, cluster.resid, cluster.speed
-    n = free.shape[0]
-    in_path[:] = False
+    for i in range(n_visible):
+        in_path[visible[i]] = False
     path[0] = start
     in_path[start] = True
     plen = 1
     g = min(free[start], kstar)
     bottleneck = np.inf
     fastest = speed[start]
-    while plen < n and g < kstar:
+    while plen < n_visible and g < kstar:
         tail = path[plen - 1]
         best, best_bw = -1, -np.inf
-        for u in range(n):
-            if not in_path[u] and free[u] > 0:
+        for i in range(n_visible):
+            u = visible[i]
+            if not in_path[u]:
                 bw = hop_bandwidth(resid, tail, u)
                 if bw > best_bw:
                     best, best_bw = u, bw

@@ -52,25 +52,26 @@ def execution_s(run, job, path, plen, alloc):
 def placement_cost(run, path, plen, alloc, start_s, exec_s):
     """C_j of a placement started at ``start_s`` (Eq. 4; SPEC §12 time-of-use integrates the
     price over the execution; SPEC §16 prices each region's power), $. Sums run in path order."""
+    price, power_kw, hetero = run.price, run.gpu_power_kw, run.hetero
     if run.time_of_use:
         energy_price = 0.0
         for p in range(plen):
             r = path[p]
-            integral = tou_energy_price(run.price[r], run.profile[r], run.utc_offset_h[r],
+            integral = tou_energy_price(price[r], run.profile[r], run.utc_offset_h[r],
                                         start_s, start_s + exec_s)
-            if run.hetero:
-                energy_price += alloc[r] * run.gpu_power_kw[r] * integral
+            if hetero:
+                energy_price += alloc[r] * power_kw[r] * integral
             else:
                 energy_price += alloc[r] * integral
-        return energy_price if run.hetero else run.power_kw * energy_price
+        return energy_price if hetero else run.power_kw * energy_price
     weighted_price = 0.0
     for p in range(plen):
         r = path[p]
-        if run.hetero:
-            weighted_price += alloc[r] * run.price[r] * run.gpu_power_kw[r]
+        if hetero:
+            weighted_price += alloc[r] * price[r] * power_kw[r]
         else:
-            weighted_price += alloc[r] * run.price[r]
-    if run.hetero:
+            weighted_price += alloc[r] * price[r]
+    if hetero:
         return exec_s / 3600.0 * weighted_price
     return exec_s / 3600.0 * weighted_price * run.power_kw
 
@@ -151,14 +152,15 @@ def release_job(run, j, free, resid, users):
     """Give back job j's GPUs and both directions of its reservations (SPEC §4) on ``free``,
     ``resid`` and ``users`` (the cluster or a projected copy); a link direction no job uses any
     more returns to its nominal bandwidth exactly, so rounding never accumulates."""
-    for p in range(run.plen[j]):
-        r = run.path[j, p]
-        free[r] += run.alloc[j, r]
-    for p in range(run.plen[j] - 1):
-        v, u = run.path[j, p], run.path[j, p + 1]
+    path, alloc, links, reserved = run.path[j], run.alloc[j], run.links, run.reserved[j]
+    plen = run.plen[j]
+    for p in range(plen):
+        free[path[p]] += alloc[path[p]]
+    for p in range(plen - 1):
+        v, u = path[p], path[p + 1]
         for a, b in ((v, u), (u, v)):
             users[a, b] -= 1
-            resid[a, b] = run.links[a, b] if users[a, b] == 0 else resid[a, b] + run.reserved[j]
+            resid[a, b] = links[a, b] if users[a, b] == 0 else resid[a, b] + reserved
 
 
 @kernel

@@ -40,7 +40,7 @@ class Scratch(NamedTuple):
 
     path, alloc : int64[R]   a second placement (e.g. Pathfinder's candidates).
     in_path : bool[R]        membership of a growing path.
-    by_price : int64[R]      a region order.
+    by_price : int64[R]      a list of regions (a price order, the visible regions).
     """
 
     path: np.ndarray

@@ -6,10 +6,10 @@ from bacepipe.policies.api import allocator_kernel
 
 @allocator_kernel
 def kernel(path, plen, g, cluster, alloc):
-    left = g
+    left, free = g, cluster.free
     for p in range(plen):
         r = path[p]
-        n = min(cluster.free[r], left)
+        n = min(free[r], left)
         alloc[r] = n
         left -= n
 

@@ -13,6 +13,7 @@ from bacepipe.core.placement import (
     cheapest_visible,
     compute_order,
     grow_path,
+    visible_regions,
 )
 from bacepipe.policies.api import placement_kernel
 from bacepipe.sim.reference import PRICE_TIE_RTOL as PRICE_TIE_RTOL_TWIN
@@ -30,20 +31,22 @@ def kernel(job, k, cluster, scratch, allocate, out):
         allocate(out.path, 1, k, cluster, out.alloc)
         return 1, k
     best_plen, best_g, best_compute, best_price = 0, 0, 0.0, np.inf
-    for start in range(free.shape[0]):
-        if free[start] == 0:
-            continue
-        plen, g = grow_path(job, k, start, cluster, scratch.path, scratch.in_path)
-        allocate(scratch.path, plen, g, cluster, scratch.alloc)
-        avg = average_price(scratch.path, plen, scratch.alloc, cluster.price, g)
+    # arrays bound once: every read of a structure's array costs a reference count
+    visible, path, alloc, speed = scratch.by_price, scratch.path, scratch.alloc, cluster.speed
+    n_visible = visible_regions(free, visible)
+    for i in range(n_visible):
+        start = visible[i]
+        plen, g = grow_path(job, k, start, cluster, path, scratch.in_path, visible, n_visible)
+        allocate(path, plen, g, cluster, alloc)
+        avg = average_price(path, plen, alloc, cluster.price, g)
         compute = 0.0
         for p in range(plen):
-            compute += scratch.alloc[scratch.path[p]] * cluster.speed[scratch.path[p]]
+            compute += alloc[path[p]] * speed[path[p]]
         order = compute_order(compute, best_compute)
         if order > 0 or (order == 0 and avg < best_price - PRICE_TIE_RTOL * best_price):
             for p in range(plen):
-                out.path[p] = scratch.path[p]
-                out.alloc[scratch.path[p]] = scratch.alloc[scratch.path[p]]
+                out.path[p] = path[p]
+                out.alloc[path[p]] = alloc[path[p]]
             best_plen, best_g, best_compute, best_price = plen, g, compute, avg
     return best_plen, best_g
 
