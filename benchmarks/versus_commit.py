@@ -1,7 +1,7 @@
 """Time per simulation of this checkout against another commit, on the same scenarios in one run
 (paper setting: 6 regions, 8 jobs, the eight schedulers of SPEC §7), each side in its own
-process with its own numba cache, one thread, the best of several repeats (robust to a busy
-machine).
+process with its own numba cache, one thread, the best of several repeats of the process's CPU
+time (robust to a busy machine: other processes' work is not counted, only their interference).
 
     python benchmarks/versus_commit.py REV [--topologies 5000] [--repeats 7]
 """
@@ -31,9 +31,9 @@ batch = generate_batch("random", 0, range(topologies))
 simulate_batch(generate_batch("random", 0, range(2)), names)
 best = float("inf")
 for _ in range(repeats):
-    start = time.perf_counter()
+    start = time.process_time()
     simulate_batch(batch, names)
-    best = min(best, time.perf_counter() - start)
+    best = min(best, time.process_time() - start)
 print(json.dumps({"us_per_sim": best / (topologies * len(names)) * 1e6}))
 """
 
