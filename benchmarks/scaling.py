@@ -105,9 +105,10 @@ def main() -> None:
         big = _time_one(256, 1000, 1, schedulers, rule)
         rows.append({"start_rule": rule, "axis": "target", "regions": 256, "jobs": 1000,
                      "s_per_sim": big})
-        fits.append(f"{rule}: fitted exponent regions {_exponent(regions, region_times):.2f}, "
-                    f"jobs {_exponent(jobs, job_times):.2f}; 256 regions x 1,000 jobs "
-                    f"{big:.3f} s per simulation")
+        fitted = (f"fitted exponent regions {_exponent(regions, region_times):.2f}, jobs "
+                  f"{_exponent(jobs, job_times):.2f}; " if len(regions) > 1 and len(jobs) > 1
+                  else "")
+        fits.append(f"{rule}: {fitted}256 regions x 1,000 jobs {big:.3f} s per simulation")
     table(rows)
     print("\n".join(fits))
     if args.trace_jobs:
