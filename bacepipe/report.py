@@ -26,6 +26,7 @@ from bacepipe.analysis.tables import format_summary_table, write_report
 from bacepipe.analysis.yardsticks import gap_table
 from bacepipe.cli import OneLineParser, first_line, run_cli
 from bacepipe.errors import InputError
+from bacepipe.validation import number
 
 PROG = "report"
 
@@ -65,8 +66,7 @@ def main(argv: list[str] | None = None) -> int:
     out_dir = Path(args.out) if args.out else _default_out(args.paths[0])
 
     def body() -> int:
-        if args.resamples < 1:
-            raise InputError("--resamples", f"must be >= 1, got {args.resamples}")
+        number(args.resamples, "--resamples", minimum=1, integer=True)
         sources = find_runs(args.paths)
         lf = scan_runs(sources)
         summary = summarize(lf, n_resamples=args.resamples, seed=args.seed)

@@ -21,8 +21,11 @@ schedulers of role ``ours`` with BACE-Pipe (:mod:`bacepipe.analysis.ours`), and 
 claims and ours again on mixed GPU fleets, with the share of GPU-hours, energy and cost per GPU
 type (:mod:`bacepipe.analysis.fleets`, SPEC §16). They are filled by the studies
 ``+preset=start_rules``, ``+preset=ours`` and the preset ``+preset=hetero``:
-``--run --presets all,start_rules,ours,hetero,realistic`` runs them too. Bad input
-prints one line and exits 2.
+``--run --presets all,start_rules,ours,hetero,realistic`` runs them too. ``--topologies``
+sets the topologies per point of every preset; ``--topologies-of NAME=N`` (repeatable) sets one
+preset's instead, e.g. ``--topologies 1000 --topologies-of ours=10000``. Where two presets run the
+same point, each section reads the point with the most topologies (as the claims do), and every
+section states the topologies it read. Bad input prints one line and exits 2.
 """
 
 from __future__ import annotations
@@ -68,18 +71,32 @@ from bacepipe.analysis.mechanism import (
     scan_jobs,
 )
 from bacepipe.analysis.model_facts import model_facts
-from bacepipe.analysis.ours import PLANE_FIGURE, evaluate_ours, ours_markdown, plot_plane
+from bacepipe.analysis.ours import (
+    PLANE_FIGURE,
+    evaluate_ours,
+    loss_causes,
+    ours_markdown,
+    plot_plane,
+)
 from bacepipe.analysis.roles import BASELINE, scheduler_order
 from bacepipe.analysis.schema import point_columns
 from bacepipe.analysis.start_rules import compare_rules, start_rules_markdown
-from bacepipe.analysis.stats import points
+from bacepipe.analysis.stats import (
+    at_point,
+    axis_slice,
+    points,
+    reference_point,
+    topologies_sentence,
+    with_topologies,
+)
 from bacepipe.analysis.world_facts import explain_worlds, measured_facts, model_world_facts
 from bacepipe.analysis.worlds import evaluate_worlds, worlds_markdown
+from bacepipe.analysis.yardsticks import CONTENTION_AXES, contention_slice, gap_table
 from bacepipe.analysis.yardsticks import FIGURE as GAP_FIGURE
-from bacepipe.analysis.yardsticks import gap_table
 from bacepipe.cli import OneLineParser, run_cli
 from bacepipe.errors import InputError
 from bacepipe.io import atomic_write, atomic_write_text
+from bacepipe.validation import number
 
 PROG = "reproduce"
 DOC = "reproduction.md"
@@ -137,6 +154,9 @@ def _parser() -> OneLineParser:
                    "fleets: hetero)")
     p.add_argument("--topologies", type=int, default=1000, metavar="N",
                    help="topologies per sweep point with --run (default 1000)")
+    p.add_argument("--topologies-of", action="append", default=[], metavar="NAME=N",
+                   help="topologies per sweep point of one preset of --presets with --run, "
+                   "instead of --topologies (repeatable; e.g. ours=10000)")
     return p
 
 
@@ -152,17 +172,48 @@ def preset_override(name: str) -> str:
     return f"+preset={name}"
 
 
-def run_presets(results: Path, topologies: int, presets: Iterable[str] = PRESETS) -> None:
+def topologies_of(values: Iterable[str], presets: Iterable[str]) -> dict[str, int]:
+    """``--topologies-of`` values (``NAME=N``) as preset -> topologies per point.
+
+    Raises
+    ------
+    InputError
+        One line: a value without ``=``, a name not in ``presets``, a name given twice, or a
+        count that is not an integer >= 1 (:func:`bacepipe.validation.number`).
+    """
+    presets = list(presets)
+    out: dict[str, int] = {}
+    for value in values:
+        name, sep, count = (part.strip() for part in value.partition("="))
+        if not sep or not name:
+            raise InputError("--topologies-of", f"expected NAME=N, got {value!r}")
+        if name not in presets:
+            raise InputError("--topologies-of", f"{name} is not one of --presets "
+                             f"({', '.join(presets)})")
+        if name in out:
+            raise InputError("--topologies-of", f"{name} given twice")
+        try:
+            given: int | str = int(count)
+        except ValueError:
+            given = count  # not an integer: number() names it
+        out[name] = number(given, f"--topologies-of {name}", minimum=1, integer=True)
+    return out
+
+
+def run_presets(results: Path, topologies: int, presets: Iterable[str] = PRESETS,
+                per_preset: Mapping[str, int] | None = None) -> None:
     """Every preset of ``presets`` (default :data:`PRESETS`) into ``results`` via
-    ``python -m bacepipe.sweep -m +preset=<name>``.
+    ``python -m bacepipe.sweep -m +preset=<name>``, at ``topologies`` per point, or at
+    ``per_preset[name]`` for a preset named there.
 
     Hydra's own output directories go under ``results/`` too (the sweep runs there), so the
     working directory stays clean. Raises InputError when a sweep fails.
     """
+    per_preset = per_preset or {}
     results.mkdir(parents=True, exist_ok=True)
     for preset in presets:
         cmd = [sys.executable, "-m", "bacepipe.sweep", "-m", preset_override(preset),
-               f"topologies={topologies}", f"results_dir={results}"]
+               f"topologies={per_preset.get(preset, topologies)}", f"results_dir={results}"]
         print(f"{PROG}: {shlex.join(cmd[1:])}  (in {results})", flush=True)
         code = subprocess.call(cmd, cwd=results)
         if code:
@@ -170,10 +221,12 @@ def run_presets(results: Path, topologies: int, presets: Iterable[str] = PRESETS
                              f"{code}")
 
 
-def write_reports(results: Path) -> tuple[pl.LazyFrame, pl.DataFrame, dict[str, Path]]:
+def write_reports(results: Path) -> tuple[pl.LazyFrame, pl.DataFrame, pl.DataFrame,
+                                          dict[str, Path]]:
     """The report of every point, and of each scenario alone, under ``results/report``.
 
-    Returns the scanned rows, their summary and, per scenario, its report directory.
+    Returns the scanned rows, their summary, their gaps to the yardsticks and, per scenario, its
+    report directory.
     """
     sources = find_runs([results])
     lf = scan_runs(sources)
@@ -196,7 +249,7 @@ def write_reports(results: Path) -> tuple[pl.LazyFrame, pl.DataFrame, dict[str, 
                          types=None if types is None or types.is_empty() else
                          types.filter(where))
     print(f"{PROG}: report {report / 'report.md'}", flush=True)
-    return lf, summary, per_scenario
+    return lf, summary, gaps, per_scenario
 
 
 def copy_figures(per_scenario: dict[str, Path], out: Path) -> dict[str, list[Path]]:
@@ -297,9 +350,8 @@ def claims_markdown(results: list[ClaimResult],
           "lies in our CI; for a range: every scheduler's CI overlaps it), *same direction* (on "
           "the paper's side of 1), *opposite*, *mixed* (some schedulers on each side, the "
           "opposite ones named), *not run* (no results: nothing is filled in). Rows are read "
-          f"under the `{DEFAULT_RULE}` start rule (SPEC §5's literal reading; results without a "
-          "`start_rule` column count as such); the next section reads each claim under both "
-          "rules of SPEC §13.", ""]
+          f"under the `{DEFAULT_RULE}` start rule (SPEC §5's literal reading); the next section "
+          "reads each claim under both rules of SPEC §13.", ""]
     counts = verdict_counts(results)
     scenarios = list(dict.fromkeys(r.scenario for r in results))
     kinds = [MATCH, SAME, MIXED, OPPOSITE, NOT_RUN]
@@ -366,9 +418,11 @@ def header_markdown(command: str, results: Path, summary: pl.DataFrame) -> list[
         usable = len(os.sched_getaffinity(0))
     except AttributeError:
         usable = os.cpu_count() or 1
-    counts = sorted(set(summary["n_topologies"].to_list()))
-    per_point = (str(counts[0]) if len(counts) == 1
-                 else f"{counts[0]}–{counts[-1]} (see the table of points below)")
+    sizes = summary.group_by(point_columns(summary.columns)).agg(pl.col("n_topologies").max())
+    counts = sizes.group_by("n_topologies").len().sort("n_topologies").rows()
+    per_point = (str(counts[0][0]) if len(counts) == 1 else
+                 ", ".join(f"{n} ({k} point{'s' * (k != 1)})" for n, k in counts)
+                 + "; each section says which it reads")
     now = _dt.datetime.now(_dt.UTC).strftime("%Y-%m-%d %H:%M UTC")
     return [
         "# Reproduction of the paper's headline results", "",
@@ -385,15 +439,30 @@ def header_markdown(command: str, results: Path, summary: pl.DataFrame) -> list[
     ]
 
 
+def figure_topologies(summary: pl.DataFrame, gaps: pl.DataFrame) -> list[int]:
+    """Topologies of the points the report draws for one scenario's ``summary`` and ``gaps``:
+    Fig. 4-8, the scatter and the CDF at :func:`~bacepipe.analysis.stats.reference_point` and
+    on the axis slices, the gaps to the lower bound on their contention slices."""
+    frames = [at_point(summary, reference_point(summary))]
+    frames += [f for axis in ("bandwidth_scale", "gpu_scale", "num_jobs")
+               if (f := axis_slice(summary, axis)[0]) is not None]
+    frames += [f for axis, _ in CONTENTION_AXES
+               if (f := contention_slice(gaps, axis)[0]) is not None]
+    return [n for f in frames for n in f["n_topologies"].to_list()]
+
+
 #: Figures written into a scenario's folder by a section of the document, not by the report.
 SECTION_FIGURES = {MECHANISM_FIGURE, PLANE_FIGURE, FLEET_FIGURE}
 
 
-def figures_markdown(copied: dict[str, list[Path]], out: Path) -> list[str]:
+def figures_markdown(copied: dict[str, list[Path]], out: Path, summary: pl.DataFrame,
+                     gaps: pl.DataFrame) -> list[str]:
     md = ["## Figures", "", "Made by the report (`bacepipe.analysis.make_figures`) for each "
           "scenario; every ratio is to `bace_pipe` on the same topology, error bars 95 % CIs.", ""]
     for scenario, files in copied.items():
-        md += [f"### scenario = {scenario}", ""]
+        where = pl.col("scenario") == scenario
+        md += [f"### scenario = {scenario}", "", *topologies_sentence(
+            figure_topologies(summary.filter(where), gaps.filter(where)), "by figure")]
         # Figures of their own sections (drawn there, or said why not) are not repeated here.
         files = [f for f in files if f.name not in SECTION_FIGURES]
         names = {f.name for f in files}
@@ -416,9 +485,10 @@ def points_markdown(summary: pl.DataFrame) -> list[str]:
 
 
 def mechanism_section(results: Path, lf: pl.LazyFrame, out: Path,
-                      scenarios: Iterable[str]) -> list[str]:
+                      scenarios: Iterable[str]) -> tuple[list[str], list[int]]:
     """The per-job mechanism of the start rule: a table per scenario and its figure, written to
-    ``out/figures/<scenario>/`` (after :func:`copy_figures`, which clears that folder)."""
+    ``out/figures/<scenario>/`` (after :func:`copy_figures`, which clears that folder); and the
+    topologies of its rows."""
     jobs = scan_jobs([results])
     tables, figures = {}, {}
     if jobs is not None:
@@ -433,41 +503,53 @@ def mechanism_section(results: Path, lf: pl.LazyFrame, out: Path,
             path = out / FIGURES / scenario / MECHANISM_FIGURE
             atomic_write(path, lambda f, fig=fig: fig.savefig(f, dpi=120, format="png"))
             figures[scenario] = path.relative_to(out).as_posix()
-    return mechanism_markdown(tables, figures)
+    counts = [n for t in tables.values() for n in t["topologies"].to_list()]
+    return mechanism_markdown(tables, figures), counts
 
 
-def ours_section(lf: pl.LazyFrame, out: Path) -> list[str]:
+def ours_section(lf: pl.LazyFrame, jobs: pl.LazyFrame | None, out: Path) -> list[str]:
     """Role ``ours`` against BACE-Pipe on ``random``, with the JCT–cost plane written to
-    ``out/figures/random/`` when the default point holds a ratio."""
+    ``out/figures/random/`` when the default point holds a ratio, and the per-job mechanism
+    where ``spt_plan``'s CI is not below 1 (from ``jobs``)."""
     result = evaluate_ours(lf, n_resamples=N_RESAMPLES, seed=BOOT_SEED)
+    if result is None:
+        return ours_markdown(None)
     figure = None
-    if result is not None and not result.plane.is_empty():
+    if not result.plane.is_empty():
         fig = plot_plane(result)
         path = out / FIGURES / result.scenario / PLANE_FIGURE
         atomic_write(path, lambda f: fig.savefig(f, dpi=120, format="png"))
         figure = path.relative_to(out).as_posix()
-    return ours_markdown(result, figure)
+    causes = loss_causes(result, jobs)
+    counts = [*result.points["n_pairs"], *result.curve["n_pairs"],
+              *(causes["topologies"] if not causes.is_empty() else [])]
+    return with_topologies(ours_markdown(result, figure, causes), counts)
 
 
 def build(results: Path, out: Path, command: str) -> Path:
     """Read ``results``, write the reports, copy the figures, write ``out/reproduction.md``."""
-    lf, summary, per_scenario = write_reports(results)
+    lf, summary, gaps, per_scenario = write_reports(results)
     copied = copy_figures(per_scenario, out)
     claims = evaluate_claims(lf, n_resamples=N_RESAMPLES, seed=BOOT_SEED)
     md = header_markdown(command, results, summary)
-    md += claims_markdown(claims)
-    md += start_rules_markdown(compare_rules(lf, n_resamples=N_RESAMPLES, seed=BOOT_SEED))
-    md += mechanism_section(results, lf, out, list(dict.fromkeys(r.scenario for r in claims)))
+    md += with_topologies(claims_markdown(claims), [e.n for r in claims for e in r.estimates])
+    rules = compare_rules(lf, n_resamples=N_RESAMPLES, seed=BOOT_SEED)
+    mechanism, per_job = mechanism_section(results, lf, out,
+                                           list(dict.fromkeys(r.scenario for r in claims)))
+    md += with_topologies(start_rules_markdown(rules) + mechanism,
+                          [*(e.n for c in rules for r in c.results for e in r.estimates),
+                           *per_job])
     # The worlds of SPEC §12 under the paper's own start rule, as the claims.
-    greedy = lf.filter(model_filter(lf.collect_schema().names(), DEFAULT_RULE))
+    greedy = lf.filter(model_filter(DEFAULT_RULE))
     jobs = scan_jobs([results])
     facts = {**model_world_facts(), **measured_facts(lf, jobs)}
-    md += worlds_markdown(*evaluate_worlds(greedy, n_resamples=N_RESAMPLES, seed=BOOT_SEED),
-                          explain_worlds(facts))
-    md += ours_section(lf, out)
+    worlds, nulls = evaluate_worlds(greedy, n_resamples=N_RESAMPLES, seed=BOOT_SEED)
+    md += with_topologies(worlds_markdown(worlds, nulls, explain_worlds(facts)),
+                          [n for w in worlds for n in w.topologies])
+    md += ours_section(lf, jobs, out)
     md += fleet_section(lf, jobs, out, n_resamples=N_RESAMPLES, seed=BOOT_SEED)
     md += motivation_markdown(motivation(), motivation_facts())
-    md += figures_markdown(copied, out)
+    md += figures_markdown(copied, out, summary, gaps)
     md += points_markdown(summary)
     return atomic_write_text(out / DOC, "\n".join(md))
 
@@ -480,13 +562,13 @@ def main(argv: list[str] | None = None) -> int:
     results, out = Path(args.results), Path(args.out)
 
     def body() -> int:
-        if args.topologies < 1:
-            raise InputError("--topologies", f"must be >= 1, got {args.topologies}")
+        number(args.topologies, "--topologies", minimum=1, integer=True)
         presets = [p.strip() for p in args.presets.split(",") if p.strip()]
         if not presets:
             raise InputError("--presets", "no preset named")
+        per_preset = topologies_of(args.topologies_of, presets)
         if args.run:
-            run_presets(results.resolve(), args.topologies, presets)
+            run_presets(results.resolve(), args.topologies, presets, per_preset)
         print(f"{PROG}: wrote {build(results, out, command)}")
         return 0
 

@@ -148,6 +148,8 @@ def test_report_and_reproduce_write_the_mixed_fleet_sections(tmp_path, monkeypat
     assert "](figures/random/gpu_type_shares.png)" in section
     assert (out / "figures" / "random" / "gpu_type_shares.png").is_file()
     assert NOT_RUN in section  # the other figures' points were not run on either fleet
+    # Runs of 5 topologies; the type shares' 2 (topologies using a type) are not a point's size.
+    assert section.split("\n\n")[1] == "*Topologies per point read here: 5.*"
 
 
 def test_reproduce_runs_the_hetero_preset_when_asked(tmp_path, monkeypatch):

@@ -354,6 +354,8 @@ def test_module_entry_point_exits_2_without_traceback(tmp_path):
         ("bacepipe.report", [".", "--resamples", "0"], "--resamples: must be >= 1"),
         ("bacepipe.reproduce", ["--bogus"], "unrecognized arguments: --bogus"),
         ("bacepipe.reproduce", ["--topologies", "0"], "--topologies: must be >= 1"),
+        ("bacepipe.reproduce", ["--topologies-of", "ours=5"],
+         "--topologies-of: ours is not one of --presets"),
         ("bacepipe.reproduce", ["--results", "/nonexistent"], "/nonexistent: no such file"),
     ],
 )

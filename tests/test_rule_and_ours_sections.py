@@ -20,7 +20,13 @@ from bacepipe.analysis.mechanism import (
     mechanism_table,
     scan_jobs,
 )
-from bacepipe.analysis.ours import OUTCOMES, evaluate_ours, ours_markdown, where_they_lose
+from bacepipe.analysis.ours import (
+    OUTCOMES,
+    evaluate_ours,
+    loss_causes,
+    ours_markdown,
+    where_they_lose,
+)
 from bacepipe.analysis.start_rules import (
     DECIDES,
     SAME_UNDER_BOTH,
@@ -191,6 +197,60 @@ def test_ours_ratios_win_rates_and_where_they_lose(tmp_path):
     assert "| num_jobs=24 | `spt_plan` | 5 |" in md
 
 
+def test_ours_reads_the_larger_of_two_runs_of_a_point_and_measures_where_spt_plan_loses(
+        tmp_path):
+    # The default point run by two presets (ids p0: 5 topologies, p1: 8): never pooled, the
+    # larger is read. At gpu_scale 1.25 spt_plan is slower (JCT ratio 1.1) but cheaper.
+    eight = np.arange(1.0, 9.0)
+    write_runs(tmp_path, {"spt_plan": 1.2}, {"spt_plan": 0.9})
+    write_runs(tmp_path, {"spt_plan": 0.8}, {"spt_plan": 0.9}, point="p1", base=eight)
+    write_runs(tmp_path, {"spt_plan": 1.1}, {"spt_plan": 0.7}, point="p1", base=eight,
+               gpu_scale=1.25)
+    write_jobs(tmp_path, {"bace_pipe": [1.0, 0.5], "spt_plan": [0.8, 0.8]},
+               {"bace_pipe": [0.0, 4.0], "spt_plan": [0.0, 1.0]}, point="p1", topologies=8)
+    write_jobs(tmp_path, {"bace_pipe": [1.0, 1.0], "spt_plan": [0.8, 0.6]},
+               {"bace_pipe": [0.0, 0.0], "spt_plan": [1.0, 3.0]}, point="p1", topologies=8,
+               gpu_scale=1.25)
+    res = evaluate_ours(scan_runs([tmp_path]), n_resamples=100)
+    assert [(r["gpu_scale"], r["n_pairs"], round(r["jct_ratio_mean"], 9))
+            for r in res.points.iter_rows(named=True)] == [(1.0, 8, 0.8), (1.25, 8, 1.1)]
+    causes = loss_causes(res, scan_jobs([tmp_path]))
+    rows = {(r["label"], r["scheduler"]): r for r in causes.iter_rows(named=True)}
+    assert list(rows) == [("default", "bace_pipe"), ("default", "spt_plan"),
+                          ("gpu_scale=1.25", "bace_pipe"), ("gpu_scale=1.25", "spt_plan")]
+    lost = rows["gpu_scale=1.25", "spt_plan"]
+    assert lost["status"] == "avg JCT not below 1"
+    assert rows["default", "spt_plan"]["status"] == "below 1 on both"
+    assert (lost["jobs"], lost["topologies"]) == (16, 8)
+    assert lost["gpu_share_mean"] == pytest.approx(0.7) and lost["at_kstar"] == 0.0
+    assert lost["wait_h_mean"] == pytest.approx(2.0) and lost["jct_h_mean"] == pytest.approx(7.0)
+    assert rows["default", "bace_pipe"]["below_half"] == 0.0
+    assert rows["default", "bace_pipe"]["wait_h_mean"] == pytest.approx(2.0)
+    md = "\n".join(ours_markdown(res, None, causes))
+    assert "- gpu_scale=1.25: avg JCT 1.100 [1.100, 1.100] (n = 8)" in md
+    assert ("| gpu_scale=1.25 | avg JCT not below 1 | `spt_plan` | 16 | 8 | 0.700 | 0.0 % | "
+            "0.0 % | 2.00 |") in md
+    # Without per-job rows the points are still named, and the sweep that keeps them.
+    assert "(it keeps them, `save_jobs`)" in "\n".join(
+        ours_markdown(res, None, loss_causes(res, None)))
+
+
+def test_where_spt_plan_wins_everywhere_the_point_nearest_1_is_measured(tmp_path):
+    write_runs(tmp_path, {"spt_plan": 0.8}, {"spt_plan": [0.9, 0.9, 0.9, 0.9, 0.98]})
+    write_runs(tmp_path, {"spt_plan": 0.97}, {"spt_plan": 0.7}, point="p1", gpu_scale=1.25)
+    write_jobs(tmp_path, {"bace_pipe": [1.0, 1.0], "spt_plan": [0.8, 0.6]},
+               {"bace_pipe": [0.0, 0.0], "spt_plan": [1.0, 3.0]}, point="p1", topologies=5,
+               gpu_scale=1.25)
+    res = evaluate_ours(scan_runs([tmp_path]), n_resamples=100)
+    causes = loss_causes(res, scan_jobs([tmp_path]))
+    # gpu_scale=1.25's avg JCT (0.97) is nearer 1 than the default point's cost CI (< 0.95).
+    assert causes["label"].to_list() == ["gpu_scale=1.25"] * 2
+    assert set(causes["status"]) == {"nearest 1: avg JCT"}
+    md = "\n".join(ours_markdown(res, None, causes))
+    assert ("lies below 1 on both avg JCT and cost. It comes nearest 1 at gpu_scale=1.25: avg "
+            "JCT 0.970 [0.970, 0.970] (n = 5).") in md
+
+
 def test_no_ours_is_said_in_one_line(tmp_path):
     write_runs(tmp_path, {"lcf": 1.3})
     assert evaluate_ours(scan_runs([tmp_path])) is None
@@ -228,6 +288,13 @@ def test_reproduce_writes_both_sections_and_the_mechanism_figure(tmp_path, monke
     assert "| default | `spt_plan` | 5 | 0.800 [0.800, 0.800] |" in rest
     assert "](figures/random/ours_plane.png)" in rest
     assert (out / "figures" / "random" / "ours_plane.png").is_file()
+    # Each section says how many topologies per point it read, computed from what it read.
+    assert "- topologies per point: 5 (1 point), 8 (1 point); each section" in doc
+    assert "*Topologies per point read here: 5.*" in claims
+    assert "*Topologies per point read here: 2, 5 or 8, as each row says.*" in rules
+    assert "*Topologies per point read here: 5.*" in worlds
+    figures = rest.split("## Figures", 1)[1]
+    assert "### scenario = random\n\n*Topologies per point read here: 5.*" in figures
 
 
 def test_run_presets_takes_studies(tmp_path, monkeypatch):
@@ -238,6 +305,29 @@ def test_run_presets_takes_studies(tmp_path, monkeypatch):
     assert [c[4] for c in calls] == ["+preset=all", "+preset=start_rules",
                                      "+preset=ours"]
     assert reproduce.main(["--presets", " , ", "--results", str(tmp_path)]) == 2
+
+
+def test_topologies_of_sets_one_presets_count(tmp_path, monkeypatch, capsys):
+    calls = []
+    monkeypatch.setattr(reproduce.subprocess, "call",
+                        lambda cmd, cwd: calls.append(cmd) or 0)
+    # The sweeps are stubbed, so nothing is there to read afterwards: status 2, after the runs.
+    assert reproduce.main(["--run", "--results", str(tmp_path), "--presets", "all,ours,hetero",
+                           "--topologies", "3", "--topologies-of", "ours=10"]) == 2
+    assert [(c[4], c[5]) for c in calls] == [("+preset=all", "topologies=3"),
+                                             ("+preset=ours", "topologies=10"),
+                                             ("+preset=hetero", "topologies=3")]
+    capsys.readouterr()
+    for args, message in (
+            (["ours=0"], "--topologies-of ours: must be >= 1, got 0"),
+            (["ours=1e4"], "--topologies-of ours: must be an integer, got '1e4'"),
+            (["ours"], "--topologies-of: expected NAME=N, got 'ours'"),
+            (["fig9=5"], "--topologies-of: fig9 is not one of --presets (all, ours)"),
+            (["ours=5", "--topologies-of", "ours=6"], "--topologies-of: ours given twice")):
+        calls.clear()
+        assert reproduce.main(["--run", "--results", str(tmp_path), "--presets", "all,ours",
+                               "--topologies-of", *args]) == 2
+        assert capsys.readouterr().err == f"reproduce: {message}\n" and not calls
 
 
 # --------------------------------------------------------------------------- a real run

@@ -26,8 +26,8 @@ Claims are read from the paper's world only: rows with any SPEC §12 switch set 
 level such as ``memory_model=adam_mixed``, written by the ``realistic`` preset into the same
 results directory) are dropped first (:func:`bacepipe.analysis.stats.world_filter`). Those worlds
 are :mod:`bacepipe.analysis.worlds`'s. They are read under one start rule (SPEC §13; default
-``greedy``, the paper's literal §5, which is also how rows without a ``start_rule`` column are
-read) and with one GPU type (SPEC §16 ``gpu_mix`` ``none``): :func:`model_filter`.
+``greedy``, the paper's literal §5) and with one GPU type (SPEC §16 ``gpu_mix`` ``none``):
+:func:`model_filter`.
 :mod:`bacepipe.analysis.start_rules` evaluates every claim under each rule, side by side.
 """
 
@@ -351,24 +351,11 @@ def _claim_filter(claims: Iterable[Claim], scenarios: Iterable[str]) -> pl.Expr:
     return expr
 
 
-def model_filter(columns: list[str] | tuple[str, ...], start_rule: str = DEFAULT_RULE,
-                 gpu_mix: str = DEFAULT_MIX) -> pl.Expr:
+def model_filter(start_rule: str = DEFAULT_RULE, gpu_mix: str = DEFAULT_MIX) -> pl.Expr:
     """Rows simulated under ``start_rule`` (SPEC §13) with the GPU types of ``gpu_mix`` (SPEC
-    §16; default ``none``: a single type).
-
-    A missing ``start_rule`` column or a null value reads as ``greedy`` (results from before the
-    switch), a missing ``gpu_mix`` or a null as ``none``.
-    """
-    expr = pl.lit(True)
-    if "start_rule" in columns:
-        expr = expr & (pl.col("start_rule").fill_null(DEFAULT_RULE) == start_rule)
-    elif start_rule != DEFAULT_RULE:
-        expr = pl.lit(False)
-    if "gpu_mix" in columns:
-        expr = expr & (pl.col("gpu_mix").fill_null(DEFAULT_MIX) == gpu_mix)
-    elif gpu_mix != DEFAULT_MIX:
-        expr = pl.lit(False)
-    return expr
+    §16; default ``none``: a single type): both are hive levels every point writes, so every
+    frame of :func:`bacepipe.analysis.scan_runs` and ``scan_jobs`` has them."""
+    return (pl.col("start_rule") == start_rule) & (pl.col("gpu_mix") == gpu_mix)
 
 
 def evaluate_claims(
@@ -404,7 +391,7 @@ def evaluate_claims(
     summaries: dict[str, pl.DataFrame] = {}
     if not absent:
         # The paper's world (no SPEC §12 switch set) under one start rule and one GPU type.
-        lf = lf.filter(world_filter(names) & model_filter(names, start_rule, gpu_mix))
+        lf = lf.filter(world_filter(names) & model_filter(start_rule, gpu_mix))
         for base in dict.fromkeys(c.baseline for c in claims):
             mine = [c for c in claims if c.baseline == base]
             part = lf.filter(_claim_filter(mine, scenarios))

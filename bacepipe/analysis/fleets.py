@@ -56,7 +56,7 @@ from bacepipe.analysis.start_rules import (
     means_text,
     verdict_kind,
 )
-from bacepipe.analysis.stats import is_default, world_filter
+from bacepipe.analysis.stats import is_default, with_topologies, world_filter
 from bacepipe.model.hardware import GPU_CATALOG, Hardware
 
 #: The GPU mixes compared, the default first.
@@ -260,7 +260,7 @@ def fleet_point(shares: pl.DataFrame, scenario: str | None = None) -> pl.DataFra
     if shares.is_empty() or "gpu_mix" not in shares.columns:
         return pl.DataFrame()
     names = shares.columns
-    frame = shares.filter(world_filter(names) & model_filter(names, DEFAULT_RULE, "cloud"))
+    frame = shares.filter(world_filter(names) & model_filter(DEFAULT_RULE, "cloud"))
     if scenario is not None and "scenario" in names:
         frame = frame.filter(pl.col("scenario") == scenario)
     if frame.is_empty():
@@ -434,8 +434,9 @@ def write_type_figure(at: pl.DataFrame, path, title: str) -> bool:
 
 def fleet_section(lf: pl.LazyFrame, jobs: pl.LazyFrame | None, out, *,
                   n_resamples: int = 2000, seed: int = 0) -> list[str]:
-    """The whole mixed-fleet section of ``reproduction.md``; the type figure goes to
-    ``out/figures/random/`` (``out``: the document's directory)."""
+    """The whole mixed-fleet section of ``reproduction.md``, opening with the topologies per
+    point it read; the type figure goes to ``out/figures/random/`` (``out``: the document's
+    directory)."""
     from pathlib import Path
 
     comparisons = compare_fleets(lf, n_resamples=n_resamples, seed=seed)
@@ -445,4 +446,8 @@ def fleet_section(lf: pl.LazyFrame, jobs: pl.LazyFrame | None, out, *,
     rel = f"figures/{FLEET_SCENARIOS[0]}/{FIGURE}"
     drawn = write_type_figure(at, Path(out) / rel, "Share of GPU-hours, energy and cost by GPU "
                               f"type: scenario={FLEET_SCENARIOS[0]}, gpu_mix=cloud")
-    return fleets_markdown(comparisons, ours, type_shares_markdown(at, rel if drawn else None))
+    md = fleets_markdown(comparisons, ours, type_shares_markdown(at, rel if drawn else None))
+    # The type shares' own "topologies" counts those where a type is used: not a point's size.
+    counts = [e.n for c in comparisons for r in c.results for e in r.estimates]
+    counts += [r["n_pairs"] for rows in (ours.rows.values() if ours else ()) for r in rows if r]
+    return with_topologies(md, counts)

@@ -6,8 +6,7 @@ Rows are read at the paper's default point (bandwidth and GPU scale 1.0, 8 jobs)
 world (no SPEC §12 switch, one GPU type), per scenario. When several points hold a (rule,
 scheduler) there (the fig4 and fig8 presets, a ``plan_slack`` curve), the one with the most
 topologies is read, then the first by point id, and a point whose ``plan_slack`` (from the runs
-rows) is not the default is never read: points are not pooled. A missing ``start_rule`` reads as
-``greedy``.
+rows) is not the default is never read: points are not pooled.
 """
 
 from __future__ import annotations
@@ -18,7 +17,7 @@ from collections.abc import Iterable
 import numpy as np
 import polars as pl
 
-from bacepipe.analysis.claims import DEFAULT_AXES, DEFAULT_RULE, model_filter
+from bacepipe.analysis.claims import DEFAULT_AXES, DEFAULT_MIX, DEFAULT_RULE
 from bacepipe.analysis.load import find_runs, scan_dataset
 from bacepipe.analysis.roles import palette, role_of, scheduler_order
 from bacepipe.analysis.schema import AXIS_DEFAULTS, ID_COLUMNS
@@ -52,47 +51,37 @@ def scan_jobs(paths: Iterable[str | os.PathLike[str]]) -> pl.LazyFrame | None:
 
 
 def default_slack_points(runs: pl.LazyFrame) -> list[str]:
-    """Point ids of ``runs`` whose ``plan_slack`` is the default (or absent)."""
-    names = runs.collect_schema().names()
-    if "point" not in names:
-        return []
-    keep = runs
-    if "plan_slack" in names:
-        keep = runs.filter(pl.col("plan_slack").is_null()
-                           | (pl.col("plan_slack") == AXIS_DEFAULTS["plan_slack"]))
+    """Point ids of ``runs`` (:func:`bacepipe.analysis.scan_runs`) whose ``plan_slack`` is the
+    default (or null: a file without it)."""
+    keep = runs.filter(pl.col("plan_slack").is_null()
+                       | (pl.col("plan_slack") == AXIS_DEFAULTS["plan_slack"]))
     return keep.select(pl.col("point").unique()).collect()["point"].to_list()
 
 
 def mechanism_rows(jobs: pl.LazyFrame, scenario: str,
                    points: list[str] | None = None) -> pl.DataFrame:
-    """The per-job rows of ``scenario`` at the default point, one point per (rule, scheduler),
-    with ``start_rule`` (null read as greedy) and ``gpu_share`` = gpus / k_star.
+    """The per-job rows (:func:`scan_jobs`) of ``scenario`` at the default point, one point per
+    (rule, scheduler), with ``gpu_share`` = gpus / k_star.
 
     ``points``: the point ids allowed (:func:`default_slack_points`); None allows every one.
     """
     names = jobs.collect_schema().names()
-    if any(c not in names for c in ("scenario", *DEFAULT_AXES)):
-        return pl.DataFrame()
-    where = (pl.col("scenario") == scenario) & world_filter(names)
-    where = where & model_filter([c for c in names if c != "start_rule"])  # gpu_mix only
+    where = ((pl.col("scenario") == scenario) & world_filter(names)
+             & (pl.col("gpu_mix") == DEFAULT_MIX))
     for key, value in DEFAULT_AXES.items():
         where = where & (pl.col(key).cast(pl.Float64) == float(value))
-    if points is not None and "point" in names:
+    if points is not None:
         where = where & pl.col("point").is_in(points)
-    rule = (pl.col("start_rule").fill_null(DEFAULT_RULE) if "start_rule" in names
-            else pl.lit(DEFAULT_RULE)).alias("start_rule")
-    point = pl.col("point") if "point" in names else pl.lit("")
-    rows = jobs.filter(where).with_columns(rule, point.alias("_point")).collect()
+    rows = jobs.filter(where).collect()
     if rows.is_empty():
         return rows
-    best = (rows.group_by("start_rule", "scheduler", "_point")
+    best = (rows.group_by("start_rule", "scheduler", "point")
             .agg(pl.col("topology").n_unique().alias("_n"))
-            .sort(["_n", "_point"], descending=[True, False])
+            .sort(["_n", "point"], descending=[True, False])
             .unique(["start_rule", "scheduler"], keep="first"))
-    rows = rows.join(best.select("start_rule", "scheduler", "_point"),
-                     on=["start_rule", "scheduler", "_point"], how="semi")
-    return rows.with_columns((pl.col("gpus") / pl.col("k_star")).alias("gpu_share")).drop(
-        "_point")
+    rows = rows.join(best.select("start_rule", "scheduler", "point"),
+                     on=["start_rule", "scheduler", "point"], how="semi")
+    return rows.with_columns((pl.col("gpus") / pl.col("k_star")).alias("gpu_share"))
 
 
 def mechanism_table(rows: pl.DataFrame) -> pl.DataFrame:

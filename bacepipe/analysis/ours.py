@@ -1,6 +1,7 @@
 """Role ``ours`` (SPEC §14: ``spt_wait``, ``spt_plan``) against BACE-Pipe: paired ratios with CIs
 at every sweep point, win rates on both metrics per topology, where they lose, and the
-``plan_slack`` curve of ``spt_plan``.
+``plan_slack`` curve of ``spt_plan``, and, where ``spt_plan``'s CI is not below 1, the mechanism
+measured from the per-job rows of that point (:func:`loss_causes`).
 
 Everything is computed from the result rows by :func:`bacepipe.analysis.summarize` and
 :func:`bacepipe.analysis.paired_ratios` (ratio = value(ours) / value(bace_pipe) on the same
@@ -9,7 +10,9 @@ headline) and the arithmetic mean with its CI (issue 13's criterion: "CI below 1
 each scheduler is *faster* or *cheaper* when its ratio is < 1 (strictly); "wins both" is both at
 once. Rows are the paper's world (no SPEC §12 switch, one GPU type) under one start rule (default
 ``greedy``: ours ignore it, BACE-Pipe does not). The main table reads points whose ``plan_slack``
-is the default 0.2; the curve reads ``spt_plan`` at the default axes for every slack.
+is the default 0.2; the curve reads ``spt_plan`` at the default axes for every slack. Where two
+points differ only in their id (two presets ran the same settings at different topology counts),
+each scheduler is read from the one with the most pairs (:func:`largest_points`), as the claims do.
 
 The sweep that fills it: ``python -m bacepipe.sweep -m +preset=ours``.
 """
@@ -70,17 +73,14 @@ def _outcome() -> pl.Expr:
             .otherwise(pl.lit(OUTCOMES[3])).alias("outcome"))
 
 
-def _at_defaults(names: list[str]) -> pl.Expr:
+def _at_defaults() -> pl.Expr:
     expr = pl.lit(True)
     for key, value in DEFAULT_AXES.items():
-        if key in names:
-            expr = expr & (pl.col(key).cast(pl.Float64) == float(value))
+        expr = expr & (pl.col(key).cast(pl.Float64) == float(value))
     return expr
 
 
-def _default_slack(names: list[str]) -> pl.Expr:
-    if "plan_slack" not in names:
-        return pl.lit(True)
+def _default_slack() -> pl.Expr:
     return pl.col("plan_slack").is_null() | (pl.col("plan_slack") == AXIS_DEFAULTS["plan_slack"])
 
 
@@ -91,7 +91,7 @@ def evaluate_ours(lf: pl.LazyFrame, scenario: str = "random", start_rule: str = 
     scheduler of role ``ours`` has a paired result there. ``gpu_mix`` (SPEC §16): the GPU mix
     whose rows are read (default ``none``, one type)."""
     names = lf.collect_schema().names()
-    where = world_filter(names) & model_filter(names, start_rule, gpu_mix)
+    where = world_filter(names) & model_filter(start_rule, gpu_mix)
     if "scenario" in names:
         where = where & (pl.col("scenario") == scenario)
     lf = lf.filter(where)
@@ -101,7 +101,7 @@ def evaluate_ours(lf: pl.LazyFrame, scenario: str = "random", start_rule: str = 
         return None
     summary = summarize(lf, n_resamples=n_resamples, seed=seed)
     shown = of_role(present, "baseline", "ours", "user")  # as Fig. 4: no ablations
-    plane = summary.filter(_at_defaults(summary.columns) & _default_slack(summary.columns)
+    plane = summary.filter(_at_defaults() & _default_slack()
                            & pl.col("scheduler").is_in(shown) & (pl.col("n_pairs") > 0))
     plane = plane.sort("n_pairs", descending=True).unique("scheduler", keep="first",
                                                           maintain_order=True)
@@ -114,20 +114,32 @@ def evaluate_ours(lf: pl.LazyFrame, scenario: str = "random", start_rule: str = 
     shares = (ratios.filter(pl.col("scheduler").is_in(ours)).with_columns(_outcome())
               .group_by(*point, "scheduler")
               .agg(*((pl.col("outcome") == o).mean().alias(o) for o in OUTCOMES)))
-    table = (summary.filter(pl.col("scheduler").is_in(ours) & (pl.col("n_pairs") > 0))
+    table = (largest_points(summary.filter(pl.col("scheduler").is_in(ours)
+                                           & (pl.col("n_pairs") > 0)))
              .join(shares, on=[*point, "scheduler"], how="left", nulls_equal=True))
-    main = axis_order(table.filter(_default_slack(table.columns)))
-    curve = table.filter((pl.col("scheduler") == "spt_plan") & _at_defaults(table.columns))
+    main = axis_order(table.filter(_default_slack()))
+    curve = table.filter((pl.col("scheduler") == "spt_plan") & _at_defaults())
     if "plan_slack" in curve.columns:
         curve = curve.sort("plan_slack")
     return OursResult(scenario, start_rule, tuple(ours), main, _outcomes(ratios, ours, point),
                       curve, plane)
 
 
+def largest_points(summary: pl.DataFrame) -> pl.DataFrame:
+    """One row per (settings, scheduler) of ``summary`` (rows of
+    :func:`bacepipe.analysis.summarize`, in their order): where several points share every
+    setting but their id (two presets ran them at different topology counts), the one with the
+    most ``n_pairs``, then the first by point id; points are never pooled."""
+    settings = [c for c in point_columns(summary.columns) if c != "point"]
+    order = summary.with_row_index("_i").sort(["n_pairs", "point"], descending=[True, False])
+    return (order.unique([*settings, "scheduler"], keep="first", maintain_order=True)
+            .sort("_i").drop("_i"))
+
+
 def _outcomes(ratios: pl.DataFrame, ours: list[str], point: list[str]) -> pl.DataFrame:
     """Per (scheduler, outcome) at the default axes and slack: counts, medians and BACE-Pipe's
     own metrics on those topologies (one point per scheduler: the one with the most pairs)."""
-    at = ratios.filter(_at_defaults(ratios.columns) & _default_slack(ratios.columns))
+    at = ratios.filter(_at_defaults() & _default_slack())
     keys = [*point, "topology"]
     base = at.filter(pl.col("scheduler") == BASELINE).select(
         *keys, *(pl.col(m).alias(f"base_{m}") for m, _ in TOPOLOGY_METRICS))
@@ -265,9 +277,143 @@ def where_they_lose(result: OursResult) -> list[str]:
     return out
 
 
-def ours_markdown(result: OursResult | None, figure: str | None = None) -> list[str]:
+#: The scheduler whose losses :func:`loss_causes` measures, against :data:`BASELINE`.
+PLANNER = "spt_plan"
+#: The two metrics of issue 13's criterion: (ratio prefix, label).
+METRICS_OF_CRITERION = (("jct", "avg JCT"), ("cost", "cost"))
+#: Per-job measures of :func:`loss_causes`, with their table headers.
+CAUSE_COLUMNS = (("jobs", "jobs"), ("topologies", "topologies"),
+                 ("gpu_share_mean", "mean GPUs at start ÷ K*"), ("below_half", "< ½·K*"),
+                 ("at_kstar", "at K*"), ("wait_h_mean", "mean wait h"),
+                 ("jct_h_mean", "mean JCT h"), ("cost_mean", "mean cost per job $"))
+
+
+def loss_points(result: OursResult, scheduler: str = PLANNER) -> pl.DataFrame:
+    """The rows of ``result.points`` of ``scheduler`` whose mean-ratio CI is not below 1 on avg
+    JCT or on cost, with ``lost`` naming the metrics (``avg JCT``, ``cost``)."""
+    rows = result.points.filter(pl.col("scheduler") == scheduler)
+    lost = [", ".join(label for q, label in METRICS_OF_CRITERION if not _below_one(r, q))
+            for r in rows.iter_rows(named=True)]
+    return rows.with_columns(pl.Series("lost", lost, dtype=pl.String)).filter(
+        pl.col("lost") != "")
+
+
+def nearest_one(result: OursResult, scheduler: str = PLANNER) -> tuple[dict, str] | None:
+    """The row of ``result.points`` of ``scheduler`` whose mean-ratio CI comes nearest 1 (the
+    largest upper bound over both metrics), and that metric's label; None without a row."""
+    rows = [(r[f"{q}_ratio_ci_high"], r, label)
+            for r in result.points.filter(pl.col("scheduler") == scheduler).iter_rows(named=True)
+            for q, label in METRICS_OF_CRITERION if r[f"{q}_ratio_ci_high"] is not None]
+    if not rows:
+        return None
+    _, row, label = max(rows, key=lambda x: x[0])
+    return row, label
+
+
+def _statuses(result: OursResult, scheduler: str) -> dict[str, str]:
+    """Point label -> why :func:`loss_causes` reads it: each point whose CI is not below 1 or,
+    if none, the one nearest 1; then the default point for contrast."""
+    cols = point_columns(result.points.columns)
+    out = {_point_label(r, cols): f"{r['lost']} not below 1"
+           for r in loss_points(result, scheduler).iter_rows(named=True)}
+    if not out and (near := nearest_one(result, scheduler)) is not None:
+        out[_point_label(near[0], cols)] = f"nearest 1: {near[1]}"
+    if out:
+        out.setdefault("default", "below 1 on both")
+    return out
+
+
+def loss_causes(result: OursResult, jobs: pl.LazyFrame | None,
+                scheduler: str = PLANNER) -> pl.DataFrame:
+    """The mechanism where ``scheduler`` loses: per point whose mean-ratio CI is not below 1 on
+    avg JCT or cost (:func:`loss_points`; if there is none, the point whose CI comes nearest 1,
+    :func:`nearest_one`), and at the default point for contrast, the per-job rows of
+    ``scheduler`` and of :data:`BASELINE` on that very point (``save_jobs=true``) as
+    :data:`CAUSE_COLUMNS`.
+
+    Returns one row per (point, scheduler), default point first: ``label`` (as the table's point
+    column), ``status`` (why the point is read), ``scheduler`` and :data:`CAUSE_COLUMNS`; empty
+    without per-job rows there.
+    """
+    status = _statuses(result, scheduler)
+    rows = result.points.filter(pl.col("scheduler") == scheduler)
+    cols = point_columns(rows.columns)
+    labels = [_point_label(r, cols) for r in rows.iter_rows(named=True)]
+    keep = sorted((i for i, label in enumerate(labels) if label in status),
+                  key=lambda i: labels[i] != "default")
+    if jobs is None or not keep:
+        return pl.DataFrame()
+    names = jobs.collect_schema().names()
+    keys = [c for c in cols if c in names]
+    chosen = rows[keep].select(keys).with_columns(
+        pl.Series("label", [labels[i] for i in keep], dtype=pl.String),
+        pl.Series("status", [status[labels[i]] for i in keep], dtype=pl.String),
+        pl.Series("_order", range(len(keep)), dtype=pl.Int64))
+    mine = (jobs.filter(pl.col("scheduler").is_in([BASELINE, scheduler]))
+            .join(chosen.lazy(), on=keys, how="inner", nulls_equal=True).collect())
+    if mine.is_empty():
+        return pl.DataFrame()
+    share = pl.col("gpus") / pl.col("k_star")
+    table = mine.group_by("_order", "label", "status", "scheduler").agg(
+        pl.len().alias("jobs"), pl.col("topology").n_unique().alias("topologies"),
+        share.mean().alias("gpu_share_mean"), (share < 0.5).mean().alias("below_half"),
+        (share >= 1.0).mean().alias("at_kstar"), pl.col("wait_h").mean().alias("wait_h_mean"),
+        pl.col("jct_h").mean().alias("jct_h_mean"), pl.col("cost").mean().alias("cost_mean"))
+    return (table.sort("_order", pl.col("scheduler") != BASELINE)
+            .select("label", "status", "scheduler", *(c for c, _ in CAUSE_COLUMNS)))
+
+
+def causes_markdown(result: OursResult, causes: pl.DataFrame,
+                    scheduler: str = PLANNER) -> list[str]:
+    """The subsection of :func:`loss_causes`: the points where ``scheduler``'s mean-ratio CI is
+    not below 1 (with the ratios), or the point where it comes nearest 1, then the per-job
+    table."""
+    md = [f"### Where `{scheduler}`'s CI is not below 1, and why", ""]
+    near = nearest_one(result, scheduler)
+    if near is None:
+        return md + [f"Not run: no `{scheduler}` in the results.", ""]
+    losing = loss_points(result, scheduler)
+    cols = point_columns(result.points.columns)
+
+    def shown(r: dict, lost: list[str]) -> str:
+        ratios = "; ".join(f"{label} {_ci(r, q, 'mean')}" for q, label in METRICS_OF_CRITERION
+                           if label in lost)
+        return f"{_point_label(r, cols)}: {ratios} (n = {r['n_pairs']})"
+
+    if losing.is_empty():
+        md += [f"At every point above, `{scheduler}`'s mean-ratio CI lies below 1 on both avg "
+               f"JCT and cost. It comes nearest 1 at {shown(near[0], [near[1]])}.", ""]
+    else:
+        md += [f"Points where `{scheduler}`'s mean-ratio CI is not below 1 (the metric, its mean "
+               "ratio [95 % CI], topologies):", ""]
+        md += [f"- {shown(r, r['lost'].split(', '))}" for r in losing.iter_rows(named=True)]
+        md.append("")
+    if causes.is_empty():
+        return md + [f"No per-job rows at those points: run `{STUDY_COMMAND}` (it keeps them, "
+                     "`save_jobs`).", ""]
+    md += [f"The mechanism there, from the per-job rows of that very point (`save_jobs`): "
+           f"`{BASELINE}` beside `{scheduler}`, with the default point for contrast; GPUs a job "
+           "starts on ÷ its K*, its wait (start − arrival), its JCT and its cost, over every job "
+           "of every topology.", ""]
+    head = ["point", "mean-ratio CI", "scheduler", *(h for _, h in CAUSE_COLUMNS)]
+    md += [_row(head), _row(["---", "---", "---", *(["---:"] * len(CAUSE_COLUMNS))])]
+    for r in causes.iter_rows(named=True):
+        md.append(_row([r["label"], r["status"], f"`{r['scheduler']}`", str(r["jobs"]),
+                        str(r["topologies"]), f"{r['gpu_share_mean']:.3f}",
+                        _pct1(r["below_half"]), _pct1(r["at_kstar"]), f"{r['wait_h_mean']:.2f}",
+                        f"{r['jct_h_mean']:.1f}", f"{r['cost_mean']:.2f}"]))
+    return md + [""]
+
+
+def _pct1(x: float) -> str:
+    return f"{100 * x:.1f} %"
+
+
+def ours_markdown(result: OursResult | None, figure: str | None = None,
+                  causes: pl.DataFrame | None = None) -> list[str]:
     """The role-``ours`` section of ``reproduction.md``; ``figure``: the path of
-    :func:`plot_plane`'s PNG relative to the document, shown after the slack table."""
+    :func:`plot_plane`'s PNG relative to the document, shown after the slack table; ``causes``:
+    :func:`loss_causes`, shown (with :func:`causes_markdown`) before the slack table."""
     md = ["## Our schedulers (SPEC §14, role `ours`) against BACE-Pipe", ""]
     if result is None:
         return md + ["Not run: no scheduler of role `ours` beside `bace_pipe` in the results "
@@ -300,6 +446,8 @@ def ours_markdown(result: OursResult | None, figure: str | None = None) -> list[
                             f"{r['cost_ratio_median']:.3f}",
                             *(f"{r[f'base_{m}']:.3g}" if r[f"base_{m}"] is not None else "—"
                               for m, _ in TOPOLOGY_METRICS)]))
+    if causes is not None:
+        md += ["", *causes_markdown(result, causes)]
     md += ["", "### The slack ε of `spt_plan` (`plan_slack`) at the default point", ""]
     picture = ([f"![JCT–cost plane at the default point ({result.scenario})]({figure})", ""]
                if figure else [])

@@ -2,7 +2,7 @@
 decides it.
 
 A claim is evaluated once per rule by :func:`bacepipe.analysis.claims.evaluate_claims` on the rows
-of that rule alone (``start_rule`` column; rows without one are ``greedy``), in the paper's world
+of that rule alone (the ``start_rule`` hive level), in the paper's world
 (no SPEC §12 switch, one GPU type), with the same bootstrap settings, so every number here is the
 claims machinery's own, recomputable from the Parquet rows. The rule *decides* a claim when the
 two verdicts differ; the sentence says so, or says that the verdict is the same under both rules,

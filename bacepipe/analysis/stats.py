@@ -22,6 +22,8 @@ and cost are resampled with the same topology indices.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 import numpy as np
 import polars as pl
 
@@ -239,6 +241,25 @@ def non_default(point: dict[str, object]) -> dict[str, object]:
 def describe_point(point: dict[str, object]) -> str:
     """``point`` as ``key=value, ...`` (the form report.md and stdout use)."""
     return ", ".join(f"{k}={v}" for k, v in point.items()) or "(no axes)"
+
+
+def topologies_sentence(counts: Iterable[int | None], varies: str = "as each row says"
+                        ) -> list[str]:
+    """The computed sentence (and a blank line) saying how many topologies per point a section's
+    numbers were read from (``varies`` follows when there are several counts); nothing when
+    ``counts`` is empty."""
+    ns = sorted({int(n) for n in counts if n})
+    if not ns:
+        return []
+    text = (str(ns[0]) if len(ns) == 1 else
+            ", ".join(map(str, ns[:-1])) + f" or {ns[-1]}, {varies}")
+    return [f"*Topologies per point read here: {text}.*", ""]
+
+
+def with_topologies(section: list[str], counts: Iterable[int | None]) -> list[str]:
+    """``section`` (its title, a blank line, then the rest) with :func:`topologies_sentence`
+    after the title."""
+    return [*section[:2], *topologies_sentence(counts), *section[2:]]
 
 
 def world_filter(columns: list[str] | tuple[str, ...],

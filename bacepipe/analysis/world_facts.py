@@ -196,11 +196,11 @@ def _rows(frame: pl.LazyFrame, scenario: str, on: Iterable[str]) -> pl.DataFrame
     names = frame.collect_schema().names()
     if "scenario" not in names or any(k not in names for k in DEFAULT_AXES):
         return pl.DataFrame()
-    where = (pl.col("scenario") == scenario) & _world(names, on) & model_filter(names)
+    where = (pl.col("scenario") == scenario) & _world(names, on) & model_filter()
     for key, value in DEFAULT_AXES.items():
         where = where & (pl.col(key).cast(pl.Float64) == float(value))
     rows = frame.filter(where).collect()
-    if rows.is_empty() or "point" not in rows.columns:
+    if rows.is_empty():
         return rows
     best = (rows.group_by("scheduler", "point").len().sort(["len", "point"],
                                                           descending=[True, False])
