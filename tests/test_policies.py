@@ -119,6 +119,11 @@ def test_plain_python_plugin_runs_through_the_reference_loop(registry, tmp_path)
     ("register_scheduler('s', ordering='nope', placement='ldf', allocator='fill')",
      "unknown ordering part"),
     ("raise RuntimeError('boom')", "RuntimeError: boom"),
+    ("import numpy as np\nfrom bacepipe.policies.api import ordering_kernel\n"
+     "@ordering_kernel\ndef k(jobs, pending, n_pending, alpha, keys):\n"
+     "    keys[:] = np.zeros(keys.shape[0])\n",
+     r"TypingError at line 6 \(keys\[:\] = np.zeros\(keys.shape\[0\]\)\): No implementation "
+     r"of function .*zeros.* — a compiled part must not allocate"),
 ])
 def test_broken_plugins_are_one_line(registry, tmp_path, body, problem):
     plugin = tmp_path / "broken.py"

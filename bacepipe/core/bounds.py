@@ -5,7 +5,7 @@ LB_area). Its plain-Python twin, with the argument why both parts are valid, is
 
 import numpy as np
 
-from bacepipe.core.jit import kernel
+from bacepipe.core.jit import copy_into, kernel
 from bacepipe.core.model import (
     C_ACT_BITS,
     C_ARRIVAL_S,
@@ -35,7 +35,7 @@ def solo_bounds_s(job, r_max, fast, k_min, k_max):
     """(ℓ, a) of SPEC §15 over k in k_min..k_max GPUs, s and GPU·s: the least execution time
     and the least GPU-time of job ``job`` (its row of constants), every hop at ``r_max`` Gbit/s
     and no latency (inf when the range is empty). ``fast`` is a scratch row of the same length."""
-    fast[:] = job
+    copy_into(fast, job)
     h = fast[C_ACT_BITS] / (r_max * 1e9)  # every hop at r_max, no latency
     fast[C_INTRA_S] = h
     best_t, best_area = np.inf, np.inf
@@ -54,7 +54,7 @@ def solo_bounds_s(job, r_max, fast, k_min, k_max):
     return fast[C_ITERS] * best_t, fast[C_ITERS] * best_area
 
 
-@kernel
+@kernel(allocates=True)
 def lower_bound_h(const, links, intra_gbps, total_gpus):
     """LB = max(LB_solo, LB_area) of SPEC §15, hours.
 

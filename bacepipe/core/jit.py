@@ -77,20 +77,41 @@ _prune(CACHE_DIR.parent, CACHE_DIR)
 numba.config.CACHE_DIR = str(CACHE_DIR)
 
 #: The flags of every kernel (for ``numba.njit(signature, **JIT_FLAGS)`` where a part needs an
-#: explicit signature).
-JIT_FLAGS = {"cache": True, "fastmath": False, "nogil": True}
+#: explicit signature). ``_nrt: False``: no reference counting (see :func:`kernel`).
+JIT_FLAGS = {"cache": True, "fastmath": False, "nogil": True, "_nrt": False}
 
 
-def kernel(fn=None, *, parallel: bool = False, inline: bool = False):
+def kernel(fn=None, *, parallel: bool = False, inline: bool = False, allocates: bool = False):
     """``numba.njit`` with the project's flags; use as ``@kernel``, ``@kernel(parallel=True)`` or
     ``@kernel(inline=True)`` (inlined into its callers by numba: a helper that takes a large
-    NamedTuple costs ~0.2 µs per call otherwise, the tuple being passed by value)."""
+    NamedTuple costs ~0.2 µs per call otherwise, the tuple being passed by value).
+
+    Kernels run without numba's reference counting: it costs a call per array per use (each
+    array of a NamedTuple argument, at every call and field read) — half the time of an event
+    loop, measured (docs/performance.md). A kernel without it borrows every array from its
+    caller, so it may neither allocate nor hand a new array to a counting kernel. Only the few
+    that allocate (the workspace, the batch entry points, the lower bound) say
+    ``allocates=True``; they own what they allocate and outlive every kernel they lend it to.
+    """
     def decorate(f):
         # numba picks a function's cache folder when it is decorated, from config.CACHE_DIR,
         # and re-reads its config from the environment whenever a NUMBA_* variable changes:
         # set again here, so that a late decoration (a plug-in's) still uses the hash folder.
         numba.config.CACHE_DIR = str(CACHE_DIR)
-        return numba.njit(**JIT_FLAGS, parallel=parallel,
+        return numba.njit(**(JIT_FLAGS | {"_nrt": allocates}), parallel=parallel,
                           inline="always" if inline else "never")(f)
 
     return decorate if fn is None else decorate(fn)
+
+
+@kernel
+def copy_into(dst, src):
+    """``dst[...] = src`` for arrays of one shape (numba's slice assignment from an array needs
+    reference counting, see :func:`kernel`)."""
+    if dst.ndim == 1:  # a constant: numba compiles one branch per shape
+        for i in range(dst.shape[0]):
+            dst[i] = src[i]
+    else:
+        for i in range(dst.shape[0]):
+            for k in range(dst.shape[1]):
+                dst[i, k] = src[i, k]

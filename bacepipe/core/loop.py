@@ -14,7 +14,7 @@ from numba import get_num_threads, prange
 
 from bacepipe.core.bounds import fastest_hop_gbps, lower_bound_h
 from bacepipe.core.dispatch import load as load_dispatch
-from bacepipe.core.jit import kernel
+from bacepipe.core.jit import copy_into, kernel
 from bacepipe.core.model import (
     C_ACT_BITS,
     C_ARRIVAL_S,
@@ -195,7 +195,7 @@ def _sort(queue, n, keys, jobs, buffer):
         width *= 2
         in_buffer = not in_buffer
     if in_buffer:
-        queue[:n] = buffer[:n]
+        copy_into(queue[:n], buffer[:n])
 
 
 @kernel(inline=True)
@@ -327,8 +327,8 @@ def simulate_one(run, gpus, code, parts, out, workspace):
     free, scratch = cluster.free, work.scratch
     orderings, rules, placements, allocators = parts
     place, allocate = placements[code[CODE_PLACEMENT]], allocators[code[CODE_ALLOCATOR]]
-    free[:] = gpus
-    cluster.resid[:, :] = run.links
+    copy_into(free, gpus)
+    copy_into(cluster.resid, run.links)
     static_order = code[CODE_STATIC] != 0
     jobs = run.jobs
     n_jobs, n_regions = jobs.shape[0], gpus.shape[0]
@@ -395,13 +395,16 @@ def simulate_one(run, gpus, code, parts, out, workspace):
         if n_running[0] > 0:
             t_next = min(t_next, end_s[running[n_running[0] - 1]])
         if t_next == np.inf and done < n_jobs:
-            return STATUS_NEVER_PLACED, pending[:n_pending].min()
+            stuck = pending[0]
+            for i in range(1, n_pending):
+                stuck = min(stuck, pending[i])
+            return STATUS_NEVER_PLACED, stuck
         t = t_next
     _metrics(run, gpus, start_s, cost, metrics)
     return STATUS_OK, -1
 
 
-@kernel
+@kernel(allocates=True)
 def _workspace(n_regions, n_jobs):
     """The arrays a run overwrites (the cluster's state, scratch, decisions, the scan's
     bookkeeping) and the run's own state, allocated once per worker and reused by every
@@ -417,7 +420,7 @@ def _workspace(n_regions, n_jobs):
     return (cluster, make_work(n_regions, n_jobs), decision, scan), state
 
 
-@kernel
+@kernel(allocates=True)
 def reference_type(gpus, tflops, mem_gb):
     """(TFLOP/s, memory GB) of the fastest type on a region with GPUs; the largest memory among
     equally fast ones (SPEC §16)."""
@@ -465,7 +468,7 @@ def _metrics(run, gpus, start_s, cost, metrics):
     metrics[7] = gpu_seconds / (gpus.sum() * makespan) if makespan > 0 else 0.0
 
 
-@kernel
+@kernel(allocates=True)
 def _simulate_share(inputs, outputs, codes, parts, first, step):
     """Topologies ``first``, ``first + step``, ... × every scheduler, with one workspace."""
     hw = inputs.hardware
@@ -537,8 +540,9 @@ def _named(fn, name: str):
 
 # One body, compiled twice: threads pay off across topologies, but waking them costs milliseconds,
 # which would dominate a single run.
-simulate_batch_kernel = kernel(parallel=True)(_named(_simulate_batch, "simulate_batch_parallel"))
-simulate_batch_serial = kernel(_named(_simulate_batch, "simulate_batch_serial"))
+simulate_batch_kernel = kernel(parallel=True, allocates=True)(
+    _named(_simulate_batch, "simulate_batch_parallel"))
+simulate_batch_serial = kernel(allocates=True)(_named(_simulate_batch, "simulate_batch_serial"))
 
 
 def empty_outputs(n_topologies: int, n_schedulers: int, n_jobs: int,

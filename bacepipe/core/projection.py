@@ -9,7 +9,7 @@ at τ_k. Pending jobs are ignored and nothing is reserved. The twin is
 """
 
 from bacepipe.core.bounds import solo_bounds_s
-from bacepipe.core.jit import kernel
+from bacepipe.core.jit import copy_into, kernel
 from bacepipe.core.model import (
     C_FLOP,
     C_ITERS,
@@ -140,10 +140,10 @@ def running_by_end(run, order):
 @kernel
 def begin_projection(run, cluster, work):
     """Copy the residual state into ``work``; returns the copy as a Cluster."""
-    work.free[:] = cluster.free
-    work.resid[:, :] = cluster.resid
-    work.users[:, :] = run.users
-    work.price[:] = cluster.price
+    copy_into(work.free, cluster.free)
+    copy_into(work.resid, cluster.resid)
+    copy_into(work.users, run.users)
+    copy_into(work.price, cluster.price)
     return Cluster(work.free, work.resid, work.price, cluster.speed)
 
 

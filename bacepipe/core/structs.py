@@ -139,7 +139,7 @@ def make_decision(n_regions: int) -> Decision:
     return Decision(np.zeros(n_regions, np.int64), np.zeros(n_regions, np.int64))
 
 
-@kernel
+@kernel(allocates=True)
 def make_work(n_regions, n_jobs):
     """Fresh scratch arrays for R regions and J jobs (called from Python and compiled code)."""
     r = n_regions

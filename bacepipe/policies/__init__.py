@@ -288,11 +288,40 @@ def load_plugins(plugins) -> tuple[str, ...]:
             raise InputError(f"plugin {plugin}", err.problem) from None
         except Exception as err:  # any failure of a user's file is reported in one line
             _rollback(key, before_parts, before_schedulers)
-            first = str(err).strip().splitlines()[0] if str(err).strip() else ""
-            raise InputError(f"plugin {plugin}", f"{type(err).__name__}: {first}") from None
+            raise InputError(f"plugin {plugin}", _one_line(err, path)) from None
         finally:
             _loading.pop()
     return tuple(resolved)
+
+
+def _one_line(err: Exception, path: Path) -> str:
+    """An exception of a plug-in's import in one line. A numba compile error's first line says
+    only which pipeline step failed: take the problem it reports ("No implementation of ...")
+    and the plug-in's line it points at instead."""
+    lines = [line.strip() for line in str(err).strip().splitlines() if line.strip()]
+    if not lines:
+        return type(err).__name__
+    if not type(err).__module__.startswith("numba"):
+        return f"{type(err).__name__}: {lines[0]}"
+    i = next((i for i, line in enumerate(lines) if line.startswith((
+        "No implementation", "Unknown attribute", "Untyped global", "Cannot"))), 0)
+    problem = lines[i]
+    if problem.endswith(":") and i + 1 < len(lines) and lines[i + 1].startswith(">>>"):
+        problem = f"{problem} {lines[i + 1].removeprefix('>>>').strip()}"
+    where = [i for i, line in enumerate(lines) if line.startswith('File "') and
+             line.split('"')[1].endswith(path.name)]
+    at = ""
+    if where and where[-1] + 2 < len(lines):  # File "...", line N: / def ...: / <the line>
+        i = where[-1]
+        at = f" at line {lines[i].rsplit('line ', 1)[-1].rstrip(':')} ({lines[i + 2]})"
+    hint = (" — a compiled part must not allocate (docs/extending.md)"
+            if any(f"function {fn}>" in problem for fn in _ALLOCATING) else "")
+    return f"{type(err).__name__}{at}: {problem}{hint}"
+
+
+#: numpy functions that allocate, which a compiled part cannot call (see bacepipe.core.jit).
+_ALLOCATING = ("zeros", "empty", "ones", "full", "array", "arange", "copy", "sort", "argsort",
+               "zeros_like", "empty_like", "ones_like", "full_like", "concatenate")
 
 
 def _rollback(key, parts, schedulers) -> None:

@@ -3,6 +3,8 @@
 A part is a numba kernel with a fixed signature, compiled once (and cached on disk) when its
 module is imported. The event loop keeps the parts of each kind in a tuple and calls them by
 index, so adding a part never touches the loop. Parts read the state; only the loop changes it.
+A part is compiled without reference counting (:func:`bacepipe.core.jit.kernel`): it must not
+allocate; it writes into the arrays it is given.
 
 Kinds and signatures (every array C-contiguous; R regions, J jobs):
 
