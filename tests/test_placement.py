@@ -84,7 +84,7 @@ def test_phase_one_picks_cheapest_region_that_fits(free, prices, kstar):
     out = Decision(np.full(n, -1, dtype=np.int64), np.zeros(n, dtype=np.int64))
     path, alloc = out
     plen, g = pathfinder.kernel(const, kstar, Cluster(free, resid, price, np.ones(n)),
-                                make_work(n, 1).scratch,
+                                make_work(n, 1, 1).scratch,
                                 cost_min.kernel, out)
     fitting = [r for r in range(n) if free[r] >= kstar]
     if fitting:

@@ -31,10 +31,12 @@ def fastest_hop_gbps(links, intra_gbps):
 
 
 @kernel
-def solo_bounds_s(job, r_max, fast, k_min, k_max):
+def solo_bounds_s(job, r_max, fast, k_min, k_max, prefix):
     """(ℓ, a) of SPEC §15 over k in k_min..k_max GPUs, s and GPU·s: the least execution time
     and the least GPU-time of job ``job`` (its row of constants), every hop at ``r_max`` Gbit/s
-    and no latency (inf when the range is empty). ``fast`` is a scratch row of the same length."""
+    and no latency (inf when the range is empty). ``fast`` is a scratch row of the same length.
+    Unless ``prefix`` is empty, ``prefix[k]`` gets ℓ over k_min..k for each k in the range (the
+    same value a call with that k_max returns)."""
     copy_into(fast, job)
     h = fast[C_ACT_BITS] / (r_max * 1e9)  # every hop at r_max, no latency
     fast[C_INTRA_S] = h
@@ -50,6 +52,8 @@ def solo_bounds_s(job, r_max, fast, k_min, k_max):
         t = 2.0 * (comm + k * tc + (fast[C_MICRO] - 1.0) * delta)
         best_t = min(best_t, t)
         best_area = min(best_area, k * t)
+        if prefix.shape[0] > 0:
+            prefix[k] = fast[C_ITERS] * best_t
         comm += h
     return fast[C_ITERS] * best_t, fast[C_ITERS] * best_area
 
@@ -73,7 +77,7 @@ def lower_bound_h(const, links, intra_gbps, total_gpus):
     batch = True
     for j in range(n_jobs):
         time_s, areas[j] = solo_bounds_s(const[j], r_max, fast, int(const[j, C_MIN_GPUS]),
-                                         int(const[j, C_KSTAR]))
+                                         int(const[j, C_KSTAR]), fast[:0])
         solo += time_s
         batch = batch and const[j, C_ARRIVAL_S] == 0.0
     lb_solo = solo / n_jobs

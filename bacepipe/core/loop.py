@@ -405,7 +405,7 @@ def simulate_one(run, gpus, code, parts, out, workspace):
 
 
 @kernel(allocates=True)
-def _workspace(n_regions, n_jobs):
+def _workspace(n_regions, n_jobs, max_kstar):
     """The arrays a run overwrites (the cluster's state, scratch, decisions, the scan's
     bookkeeping) and the run's own state, allocated once per worker and reused by every
     topology and scheduler it simulates."""
@@ -417,7 +417,7 @@ def _workspace(n_regions, n_jobs):
     state = (np.empty(n_jobs, np.int64), np.empty(n_jobs, np.int64), np.empty(n_jobs),
              np.empty(n_jobs, np.int64), np.zeros(1, np.int64),
              np.empty((n_regions, n_regions), np.int64))
-    return (cluster, make_work(n_regions, n_jobs), decision, scan), state
+    return (cluster, make_work(n_regions, n_jobs, max_kstar), decision, scan), state
 
 
 @kernel(allocates=True)
@@ -475,7 +475,7 @@ def _simulate_share(inputs, outputs, codes, parts, first, step):
     n_topologies, n_regions = inputs.gpus.shape
     n_jobs = inputs.params_b.shape[1]
     workspace, (state, start_seq, reserved, running, n_running, users) = \
-        _workspace(n_regions, n_jobs)
+        _workspace(n_regions, n_jobs, inputs.layers.max())  # K* <= layers
     speed, scan = workspace[0].speed, workspace[3]
     for t in range(first, n_topologies, step):
         const = outputs.const[t]

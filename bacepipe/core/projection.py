@@ -8,6 +8,8 @@ at τ_k. Pending jobs are ignored and nothing is reserved. The twin is
 :func:`bacepipe.sim.reference.projections`.
 """
 
+import numpy as np
+
 from bacepipe.core.bounds import solo_bounds_s
 from bacepipe.core.jit import copy_into, kernel
 from bacepipe.core.model import (
@@ -109,13 +111,23 @@ def offer(place, run, job, k, cluster, work, allocate, out):
 
 
 @kernel
-def least_exec_s(run, job, work, gpus):
-    """A floor on E_j of any placement with at most ``gpus`` GPUs (and at most K*): SPEC §15's
-    ℓ_j over that range. Without GPU types a placement has at least m_j GPUs; with them the
-    memory rule can allow fewer, so the range starts at 1."""
+def least_exec_table(run, job, work):
+    """Fill ``work.least[:K* + 1]`` for :func:`least_exec_s` (one pass over the GPU counts, once
+    per decision, instead of one per query). Without GPU types a placement has at least m_j
+    GPUs; with them the memory rule can allow fewer, so the range starts at 1."""
+    kstar, least = int(job[C_KSTAR]), work.least
     k_min = 1 if run.hetero else int(job[C_MIN_GPUS])
-    return solo_bounds_s(job, run.fastest_hop_gbps, work.row, k_min,
-                         min(int(job[C_KSTAR]), gpus))[0]
+    for k in range(min(k_min, kstar + 1)):
+        least[k] = np.inf
+    solo_bounds_s(job, run.fastest_hop_gbps, work.row, k_min, kstar, least)
+
+
+@kernel(inline=True)
+def least_exec_s(job, work, gpus):
+    """A floor on E_j of any placement with at most ``gpus`` GPUs (and at most K*): SPEC §15's
+    ℓ_j over that range (inf when empty), from the table :func:`least_exec_table` filled for
+    this job."""
+    return work.least[min(int(job[C_KSTAR]), gpus)]
 
 
 @kernel(inline=True)

@@ -60,6 +60,8 @@ class Work(NamedTuple):
     order : int64[J]                  running jobs by end time.
     options : float64[6 (J + 1), 5]   options of a start rule (SPEC §14).
     row : float64[N_CONST]            a scratch row of job constants.
+    least : float64[K + 1]            ℓ_j per GPU cap up to K* (K: the largest K* of the batch;
+                                      :func:`bacepipe.core.projection.least_exec_table`).
     """
 
     scratch: Scratch
@@ -72,6 +74,7 @@ class Work(NamedTuple):
     order: np.ndarray
     options: np.ndarray
     row: np.ndarray
+    least: np.ndarray
 
 
 class Run(NamedTuple):
@@ -140,12 +143,13 @@ def make_decision(n_regions: int) -> Decision:
 
 
 @kernel(allocates=True)
-def make_work(n_regions, n_jobs):
-    """Fresh scratch arrays for R regions and J jobs (called from Python and compiled code)."""
+def make_work(n_regions, n_jobs, max_kstar):
+    """Fresh scratch arrays for R regions, J jobs and K* up to ``max_kstar`` (called from Python
+    and compiled code)."""
     r = n_regions
     scratch = Scratch(np.zeros(r, np.int64), np.zeros(r, np.int64), np.zeros(r, np.bool_),
                       np.zeros(r, np.int64))
     return Work(scratch, np.zeros(r, np.int64), np.zeros(r, np.int64),
                 np.zeros(r, np.int64), np.zeros(r), np.zeros((r, r)), np.zeros((r, r), np.int64),
                 np.zeros(n_jobs, np.int64), np.zeros((OPTIONS_PER_EPOCH * (n_jobs + 1), 5)),
-                np.zeros(N_CONST))
+                np.zeros(N_CONST), np.zeros(max_kstar + 1))

@@ -70,8 +70,8 @@ def _example_run() -> Run:
 
 
 _CLUSTER = numba.typeof(make_cluster(1))
-_WORK = numba.typeof(make_work(1, 1))
-_SCRATCH = numba.typeof(make_work(1, 1).scratch)
+_WORK = numba.typeof(make_work(1, 1, 1))
+_SCRATCH = numba.typeof(make_work(1, 1, 1).scratch)
 _DECISION = numba.typeof(make_decision(1))
 _RUN = numba.typeof(_example_run())
 _F1, _F2, _I1 = types.float64[::1], types.float64[:, ::1], types.int64[::1]

@@ -12,6 +12,7 @@ from bacepipe.core.projection import (
     begin_projection,
     execution_s,
     least_exec_s,
+    least_exec_table,
     offer,
     placement_cost,
     running_by_end,
@@ -54,7 +55,7 @@ def _add_options(tau, run, job, cluster, work, place, allocate, trial, n_opt):
         if k == previous:
             continue
         previous = k
-        if n_opt > 0 and (tau + least_exec_s(run, job, work, min(k, free)) - job[C_ARRIVAL_S]
+        if n_opt > 0 and (tau + least_exec_s(job, work, min(k, free)) - job[C_ARRIVAL_S]
                           > jct_bound(work.options, n_opt, run.plan_slack)):
             break
         plen, g = offer(place, run, job, k, cluster, work, allocate, trial)
@@ -108,11 +109,12 @@ def choose(options, n_opt, slack):
 def kernel(j, t, run, cluster, work, place, allocate, out):
     job = run.jobs[j]
     trial = Decision(work.trial_path, work.trial_alloc)
+    least_exec_table(run, job, work)
     n_opt = _add_options(t, run, job, cluster, work, place, allocate, trial, 0)
     n_running = running_by_end(run, work.order)
     # Once an epoch's JCT with ℓ_j (SPEC §15: no placement runs faster) exceeds the bound of the
     # options so far, no later epoch's option can be kept.
-    never = least_exec_s(run, job, work, int(job[C_KSTAR]))
+    never = least_exec_s(job, work, int(job[C_KSTAR]))
     if n_running > 0:
         projected = begin_projection(run, cluster, work)
         i = 0
