@@ -54,41 +54,63 @@ def visible_regions(free, out):
 
 
 @kernel
-def grow_path(const, kstar, start, cluster, path, in_path, visible, n_visible):
+def grow_path(const, kstar, start, cluster, path, scratch, n_visible):
     """Alg. 1 lines 7–17 from one start, aiming at ``kstar`` GPUs: append the visible unvisited
     region on the widest hop from the tail while the bottleneck stays feasible for the GPUs
-    gathered (with W on the fastest GPU of the tentative path, SPEC §16). ``visible[:n_visible]``
-    are the regions with free GPUs, in index order (:func:`visible_regions`). Returns (plen, g)."""
+    gathered (with W on the fastest GPU of the tentative path, SPEC §16). Returns (plen, g).
+
+    ``scratch.by_price[:n_visible]`` are the regions with free GPUs, in index order
+    (:func:`visible_regions`); ``start`` is a position in that list. The hop bandwidths from a
+    tail are read from ``scratch.hop`` (by position), whose row is filled on first use: the
+    caller clears ``scratch.hop_ready[:n_visible]`` for each new state, and growths from many
+    starts on one state (Pathfinder) then read each row once from the strided residual matrix.
+    """
     free, resid, speed = cluster.free, cluster.resid, cluster.speed
+    visible, in_path, hop, ready = scratch.by_price, scratch.in_path, scratch.hop, scratch.hop_ready
     for i in range(n_visible):
-        in_path[visible[i]] = False
-    path[0] = start
+        in_path[i] = False
+    tail = start
+    path[0] = visible[start]
     in_path[start] = True
     plen = 1
-    g = min(free[start], kstar)
+    g = min(free[path[0]], kstar)
     bottleneck = np.inf
-    fastest = speed[start]
+    fastest = speed[path[0]]
     while plen < n_visible and g < kstar:
-        tail = path[plen - 1]
+        row = hop[tail]
+        if not ready[tail]:
+            for i in range(n_visible):
+                row[i] = hop_bandwidth(resid, visible[tail], visible[i])
+            ready[tail] = True
         best, best_bw = -1, -np.inf
         for i in range(n_visible):
-            u = visible[i]
-            if not in_path[u]:
-                bw = hop_bandwidth(resid, tail, u)
-                if bw > best_bw:
-                    best, best_bw = u, bw
+            if not in_path[i] and row[i] > best_bw:
+                best, best_bw = i, row[i]
         if best < 0:
             break
+        u = visible[best]
         tentative = min(bottleneck, best_bw)
-        g_next = min(g + free[best], kstar)
-        fastest_next = max(fastest, speed[best])
+        g_next = min(g + free[u], kstar)
+        fastest_next = max(fastest, speed[u])
         if not hop_feasible(const, tentative, g_next, const[C_FLOP] / fastest_next):
             break
-        path[plen] = best
+        path[plen] = u
         in_path[best] = True
+        tail = best
         plen += 1
         bottleneck, g, fastest = tentative, g_next, fastest_next
     return plen, g
+
+
+@kernel(inline=True)
+def visible_with_hops(free, scratch):
+    """:func:`visible_regions` into ``scratch.by_price``, with the hop rows of
+    :func:`grow_path` marked stale; returns how many."""
+    n_visible = visible_regions(free, scratch.by_price)
+    ready = scratch.hop_ready
+    for i in range(n_visible):
+        ready[i] = False
+    return n_visible
 
 
 @kernel

@@ -41,12 +41,16 @@ class Scratch(NamedTuple):
     path, alloc : int64[R]   a second placement (e.g. Pathfinder's candidates).
     in_path : bool[R]        membership of a growing path.
     by_price : int64[R]      a list of regions (a price order, the visible regions).
+    hop, hop_ready : float64[R, R], bool[R]   hop bandwidths between visible regions, rows
+                             filled on use (:func:`bacepipe.core.placement.grow_path`).
     """
 
     path: np.ndarray
     alloc: np.ndarray
     in_path: np.ndarray
     by_price: np.ndarray
+    hop: np.ndarray
+    hop_ready: np.ndarray
 
 
 class Work(NamedTuple):
@@ -148,7 +152,7 @@ def make_work(n_regions, n_jobs, max_kstar):
     and compiled code)."""
     r = n_regions
     scratch = Scratch(np.zeros(r, np.int64), np.zeros(r, np.int64), np.zeros(r, np.bool_),
-                      np.zeros(r, np.int64))
+                      np.zeros(r, np.int64), np.zeros((r, r)), np.zeros(r, np.bool_))
     return Work(scratch, np.zeros(r, np.int64), np.zeros(r, np.int64),
                 np.zeros(r, np.int64), np.zeros(r), np.zeros((r, r)), np.zeros((r, r), np.int64),
                 np.zeros(n_jobs, np.int64), np.zeros((OPTIONS_PER_EPOCH * (n_jobs + 1), 5)),

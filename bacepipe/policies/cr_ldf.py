@@ -2,7 +2,7 @@
 index), then Alg. 1 lines 9–17 from that single start (append the unvisited region with free GPUs
 on the widest hop from the tail; stop at the first infeasible hop)."""
 
-from bacepipe.core.placement import grow_path, largest_visible, visible_regions
+from bacepipe.core.placement import grow_path, largest_visible, visible_with_hops
 from bacepipe.policies.api import placement_kernel
 from bacepipe.sim.reference import grow_path as grow_path_twin
 from bacepipe.sim.reference import largest
@@ -13,9 +13,11 @@ def kernel(job, k, cluster, scratch, allocate, out):
     start = largest_visible(cluster)
     if start < 0:
         return 0, 0
-    n_visible = visible_regions(cluster.free, scratch.by_price)
-    plen, g = grow_path(job, k, start, cluster, out.path, scratch.in_path, scratch.by_price,
-                        n_visible)
+    n_visible = visible_with_hops(cluster.free, scratch)
+    position = 0  # of the start among the visible regions (index order)
+    while scratch.by_price[position] != start:
+        position += 1
+    plen, g = grow_path(job, k, position, cluster, out.path, scratch, n_visible)
     allocate(out.path, plen, g, cluster, out.alloc)
     return plen, g
 

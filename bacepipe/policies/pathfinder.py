@@ -13,7 +13,7 @@ from bacepipe.core.placement import (
     cheapest_visible,
     compute_order,
     grow_path,
-    visible_regions,
+    visible_with_hops,
 )
 from bacepipe.policies.api import placement_kernel
 from bacepipe.sim.reference import PRICE_TIE_RTOL as PRICE_TIE_RTOL_TWIN
@@ -31,12 +31,10 @@ def kernel(job, k, cluster, scratch, allocate, out):
         allocate(out.path, 1, k, cluster, out.alloc)
         return 1, k
     best_plen, best_g, best_compute, best_price = 0, 0, 0.0, np.inf
-    # arrays bound once: every read of a structure's array costs a reference count
-    visible, path, alloc, speed = scratch.by_price, scratch.path, scratch.alloc, cluster.speed
-    n_visible = visible_regions(free, visible)
-    for i in range(n_visible):
-        start = visible[i]
-        plen, g = grow_path(job, k, start, cluster, path, scratch.in_path, visible, n_visible)
+    path, alloc, speed = scratch.path, scratch.alloc, cluster.speed
+    n_visible = visible_with_hops(free, scratch)
+    for start in range(n_visible):
+        plen, g = grow_path(job, k, start, cluster, path, scratch, n_visible)
         allocate(path, plen, g, cluster, alloc)
         avg = average_price(path, plen, alloc, cluster.price, g)
         compute = 0.0
