@@ -84,14 +84,14 @@ JIT_FLAGS = {"cache": True, "fastmath": False, "nogil": True, "_nrt": False}
 def kernel(fn=None, *, parallel: bool = False, inline: bool = False, allocates: bool = False):
     """``numba.njit`` with the project's flags; use as ``@kernel``, ``@kernel(parallel=True)`` or
     ``@kernel(inline=True)`` (inlined into its callers by numba: a helper that takes a large
-    NamedTuple costs ~0.2 µs per call otherwise, the tuple being passed by value).
+    NamedTuple otherwise copies every array of it at each call, the tuple being passed by value).
 
     Kernels run without numba's reference counting: it costs a call per array per use (each
     array of a NamedTuple argument, at every call and field read) — half the time of an event
     loop, measured (docs/performance.md). A kernel without it borrows every array from its
-    caller, so it may neither allocate nor hand a new array to a counting kernel. Only the few
-    that allocate (the workspace, the batch entry points, the lower bound) say
-    ``allocates=True``; they own what they allocate and outlive every kernel they lend it to.
+    caller, so it may neither allocate nor hand a new array to a counting kernel. The kernels
+    that allocate say ``allocates=True``; they own what they allocate and outlive every kernel
+    they lend it to.
     """
     def decorate(f):
         # numba picks a function's cache folder when it is decorated, from config.CACHE_DIR,

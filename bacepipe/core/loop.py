@@ -143,7 +143,7 @@ def _alpha(run, by_index, link_total):
     if link_total <= 0.0:
         return 0.0
     used = 0.0
-    plen, reserved = run.plen, run.reserved  # once: every array read costs a reference count
+    plen, reserved = run.plen, run.reserved
     for i in range(run.n_running[0]):
         j = by_index[i]
         used += 2.0 * (plen[j] - 1) * reserved[j]
@@ -321,7 +321,6 @@ def simulate_one(run, gpus, code, parts, out, workspace):
     """
     start_s, cost, metrics = out
     cluster, work, decision, scan = workspace
-    # arrays bound once: every read of a structure's array costs a reference count
     keys, pending, arrivals, by_index = scan.keys, scan.pending, scan.arrivals, scan.by_index
     state, running, n_running, end_s = run.state, run.running, run.n_running, run.end_s
     free, scratch = cluster.free, work.scratch
