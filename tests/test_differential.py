@@ -12,8 +12,9 @@ import pytest
 from random_scenarios import random_scenario
 
 import bacepipe
-from bacepipe.core import METRICS
-from bacepipe.model.scenario import parse_scenario
+from bacepipe.core import METRICS, simulate_batch
+from bacepipe.model.generate import generate_batch
+from bacepipe.model.scenario import START_RULES, parse_scenario
 from bacepipe.policies import SCHEDULER_PARTS
 from bacepipe.sim.reference import simulate_reference
 
@@ -114,3 +115,24 @@ def test_scaled_random_points_match():
                 assert_same_schedule(bacepipe.run_scenario(scenario, scheduler),
                                      simulate_reference(scenario, scheduler),
                                      f"bw {bw}, gpu {gs}, topology {t}, {scheduler}")
+
+
+@pytest.mark.parametrize("rule", START_RULES)
+def test_a_topology_ends_the_same_in_any_batch(rule):
+    """The batched core reuses one workspace per thread across topologies (and caches per-job
+    tables in it): a topology's schedule must not depend on what ran before it on that
+    thread. Each topology of a batch, in reverse order and alone, gives the same arrays."""
+    topologies = list(range(30))
+    options = dict(start_rule=rule, num_jobs=12, gpu_scale=0.75)
+    forward = simulate_batch(generate_batch("random", 5, topologies, **options), SCHEDULER_PARTS)
+    backward = simulate_batch(generate_batch("random", 5, topologies[::-1], **options),
+                              SCHEDULER_PARTS)
+    fields = ("start_s", "end_s", "cost", "alloc", "path", "metrics", "status")
+    for field in fields:
+        np.testing.assert_array_equal(getattr(forward, field), getattr(backward, field)[::-1],
+                                      err_msg=field)
+    for t in topologies[::7]:
+        alone = simulate_batch(generate_batch("random", 5, [t], **options), SCHEDULER_PARTS)
+        for field in fields:
+            np.testing.assert_array_equal(getattr(forward, field)[t], getattr(alone, field)[0],
+                                          err_msg=f"{field}, topology {t}")

@@ -328,6 +328,8 @@ def simulate_one(run, gpus, code, parts, out, workspace):
     place, allocate = placements[code[CODE_PLACEMENT]], allocators[code[CODE_ALLOCATOR]]
     copy_into(free, gpus)
     copy_into(cluster.resid, run.links)
+    for slot in range(work.least_job.shape[0]):
+        work.least_job[slot] = -1  # the ℓ_j tables cached belong to the previous run's jobs
     static_order = code[CODE_STATIC] != 0
     jobs = run.jobs
     n_jobs, n_regions = jobs.shape[0], gpus.shape[0]

@@ -15,7 +15,7 @@ from bacepipe.core.model import C_FLOP, hop_feasible
 PRICE_TIE_RTOL = 1e-12
 
 
-@kernel
+@kernel(inline=True)
 def compute_order(a, b):
     """1 if compute ``a`` is more than ``b``, −1 if less, 0 if equal within PRICE_TIE_RTOL."""
     if abs(a - b) <= PRICE_TIE_RTOL * max(a, b):
@@ -23,13 +23,13 @@ def compute_order(a, b):
     return 1 if a > b else -1
 
 
-@kernel
+@kernel(inline=True)
 def hop_bandwidth(resid, v, u):
     """Residual bandwidth of the hop v→u: the smaller direction (SPEC §7)."""
     return min(resid[v, u], resid[u, v])
 
 
-@kernel
+@kernel(inline=True)
 def average_price(path, plen, alloc, price_now, g):
     """Σ n_r·P_r / g in path order (Alg. 1 line 19)."""
     total = 0.0
@@ -41,7 +41,7 @@ def average_price(path, plen, alloc, price_now, g):
 # --------------------------------------------------------------------------- path growth
 
 
-@kernel
+@kernel(inline=True)
 def visible_regions(free, out):
     """Write the regions with free GPUs into ``out`` in index order; returns how many. (A busy
     fleet of many regions has few: path growth then scans only those.)"""
@@ -53,7 +53,7 @@ def visible_regions(free, out):
     return n
 
 
-@kernel
+@kernel(inline=True)
 def grow_path(const, kstar, start, cluster, path, scratch, n_visible):
     """Alg. 1 lines 7–17 from one start, aiming at ``kstar`` GPUs: append the visible unvisited
     region on the widest hop from the tail while the bottleneck stays feasible for the GPUs
@@ -113,7 +113,7 @@ def visible_with_hops(free, scratch):
     return n_visible
 
 
-@kernel
+@kernel(inline=True)
 def cheapest_visible(free, price_now, min_free):
     """Index of the cheapest region with at least ``min_free`` free GPUs (−1 if none)."""
     best = -1

@@ -110,24 +110,31 @@ def offer(place, run, job, k, cluster, work, allocate, out):
     return accepted(run, job, plen, g, out)
 
 
-@kernel
-def least_exec_table(run, job, work):
-    """Fill ``work.least[:K* + 1]`` for :func:`least_exec_s` (one pass over the GPU counts, once
-    per decision, instead of one per query). Without GPU types a placement has at least m_j
-    GPUs; with them the memory rule can allow fewer, so the range starts at 1."""
-    kstar, least = int(job[C_KSTAR]), work.least
+@kernel(inline=True)
+def least_exec_table(run, j, work):
+    """The slot of ``work.least`` that holds job j's ℓ_j table for :func:`least_exec_s`, filled
+    in one pass over the GPU counts the first time j asks in this run and kept while no other
+    job takes the slot (the table depends on the job alone). Without GPU types a placement has
+    at least m_j GPUs; with them the memory rule can allow fewer, so the range starts at 1."""
+    slot = j % work.least_job.shape[0]
+    if work.least_job[slot] == j:
+        return slot
+    work.least_job[slot] = j
+    least, job = work.least[slot], run.jobs[j]
+    kstar = int(job[C_KSTAR])
     k_min = 1 if run.hetero else int(job[C_MIN_GPUS])
     for k in range(min(k_min, kstar + 1)):
         least[k] = np.inf
     solo_bounds_s(job, run.fastest_hop_gbps, work.row, k_min, kstar, least)
+    return slot
 
 
 @kernel(inline=True)
-def least_exec_s(job, work, gpus):
+def least_exec_s(job, least, gpus):
     """A floor on E_j of any placement with at most ``gpus`` GPUs (and at most K*): SPEC §15's
-    ℓ_j over that range (inf when empty), from the table :func:`least_exec_table` filled for
-    this job."""
-    return work.least[min(int(job[C_KSTAR]), gpus)]
+    ℓ_j over that range (inf when empty), from the job's table
+    (``work.least[least_exec_table(...)]``)."""
+    return least[min(int(job[C_KSTAR]), gpus)]
 
 
 @kernel(inline=True)
@@ -149,7 +156,7 @@ def running_by_end(run, order):
     return n
 
 
-@kernel
+@kernel(inline=True)
 def begin_projection(run, cluster, work):
     """Copy the residual state into ``work``; returns the copy as a Cluster."""
     copy_into(work.free, cluster.free)
@@ -175,7 +182,7 @@ def release_job(run, j, free, resid, users):
             resid[a, b] = links[a, b] if users[a, b] == 0 else resid[a, b] + reserved
 
 
-@kernel
+@kernel(inline=True)
 def advance_projection(run, work, n_running, i):
     """Release, on the copy, ``work.order[i]`` and every later running job with the same end time
     τ (both directions of each reservation, back to nominal when no user is left) and set the

@@ -62,10 +62,14 @@ class Work(NamedTuple):
     resid : float64[R, R]
     users : int64[R, R]               jobs holding each link direction in the copy.
     order : int64[J]                  running jobs by end time.
-    options : float64[6 (J + 1), 5]   options of a start rule (SPEC §14).
+    options : float64[6 (J + 1), 6]   options of a start rule (SPEC §14), columns ``OPT_*``.
+    now_path, now_alloc : int64[6, R]  the placements of the options at the decision's own
+                                      time (the first 6 rows of ``options``), to start on.
     row : float64[N_CONST]            a scratch row of job constants.
-    least : float64[K + 1]            ℓ_j per GPU cap up to K* (K: the largest K* of the batch;
+    least : float64[S, K + 1]         ℓ_j per GPU cap up to K* of the job cached in each of S
+                                      slots (K: the largest K* of the batch;
                                       :func:`bacepipe.core.projection.least_exec_table`).
+    least_job : int64[S]              the job whose table each slot holds, −1 for none.
     """
 
     scratch: Scratch
@@ -77,8 +81,11 @@ class Work(NamedTuple):
     users: np.ndarray
     order: np.ndarray
     options: np.ndarray
+    now_path: np.ndarray
+    now_alloc: np.ndarray
     row: np.ndarray
     least: np.ndarray
+    least_job: np.ndarray
 
 
 class Run(NamedTuple):
@@ -134,7 +141,9 @@ FUTURE, PENDING, RUNNING, DONE = 0, 1, 2, 3
 #: Options a start rule may weigh per epoch (SPEC §14: q = 10 .. 5).
 OPTIONS_PER_EPOCH = 6
 #: Columns of :attr:`Work.options`.
-OPT_TAU, OPT_JCT, OPT_COST, OPT_GPUS, OPT_Q = range(5)
+OPT_TAU, OPT_JCT, OPT_COST, OPT_GPUS, OPT_Q, OPT_PLEN = range(6)
+#: Jobs whose ℓ_j tables :attr:`Work.least` keeps at once (job j in slot j mod this).
+LEAST_SLOTS = 16
 
 
 def make_cluster(n_regions: int) -> Cluster:
@@ -155,5 +164,8 @@ def make_work(n_regions, n_jobs, max_kstar):
                       np.zeros(r, np.int64), np.zeros((r, r)), np.zeros(r, np.bool_))
     return Work(scratch, np.zeros(r, np.int64), np.zeros(r, np.int64),
                 np.zeros(r, np.int64), np.zeros(r), np.zeros((r, r)), np.zeros((r, r), np.int64),
-                np.zeros(n_jobs, np.int64), np.zeros((OPTIONS_PER_EPOCH * (n_jobs + 1), 5)),
-                np.zeros(N_CONST), np.zeros(max_kstar + 1))
+                np.zeros(n_jobs, np.int64), np.zeros((OPTIONS_PER_EPOCH * (n_jobs + 1), 6)),
+                np.zeros((OPTIONS_PER_EPOCH, r), np.int64),
+                np.zeros((OPTIONS_PER_EPOCH, r), np.int64),
+                np.zeros(N_CONST), np.zeros((LEAST_SLOTS, max_kstar + 1)),
+                np.full(LEAST_SLOTS, -1, np.int64))

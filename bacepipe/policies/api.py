@@ -42,6 +42,7 @@ from bacepipe.core.structs import (  # noqa: F401  (the contract a part author r
     OPT_COST,
     OPT_GPUS,
     OPT_JCT,
+    OPT_PLEN,
     OPT_Q,
     OPT_TAU,
     OPTIONS_PER_EPOCH,

@@ -5,6 +5,8 @@ policy aiming at K′ on the (projected) state. Keep the options with JCT <= (1 
 JCT; among those costing <= (least cost) · (1 + 1e-9) take the earliest epoch, then the most GPUs,
 then the larger K′. Start now if that option is at τ = t, else wait."""
 
+import numpy as np
+
 from bacepipe.core.jit import kernel as plain_kernel
 from bacepipe.core.model import C_ARRIVAL_S, C_KSTAR
 from bacepipe.core.projection import (
@@ -21,6 +23,7 @@ from bacepipe.policies.api import (
     OPT_COST,
     OPT_GPUS,
     OPT_JCT,
+    OPT_PLEN,
     OPT_Q,
     OPT_TAU,
     Decision,
@@ -41,12 +44,15 @@ def target(kstar, q):
     return (kstar * q + 9) // 10
 
 
-@plain_kernel
-def _add_options(tau, run, job, cluster, work, place, allocate, trial, n_opt):
-    """Append the options of epoch τ to ``work.options``; returns the new count. Targets whose
-    JCT cannot come under the slack bound of the options so far are skipped: a placement aiming
-    at K′ has at most min(K′, free GPUs) GPUs, so it runs no faster than ℓ_j over that range
-    (SPEC §15), and smaller targets are no faster (exact pruning)."""
+@plain_kernel(inline=True)
+def _add_options(tau, run, job, least, cluster, work, place, allocate, trial, n_opt, least_jct,
+                 now):
+    """Append the options of epoch τ to ``work.options`` (and, ``now``, their placements to
+    ``work.now_path``/``now_alloc``); returns the new count and the least JCT of the options so
+    far. Targets whose JCT cannot come under the slack bound of the
+    options so far are skipped: a placement aiming at K′ has at most min(K′, free GPUs) GPUs, so
+    it runs no faster than ℓ_j over that range (SPEC §15, ``least``), and smaller targets are no
+    faster (exact pruning)."""
     kstar = int(job[C_KSTAR])
     free = cluster.free.sum()
     previous = -1
@@ -55,8 +61,8 @@ def _add_options(tau, run, job, cluster, work, place, allocate, trial, n_opt):
         if k == previous:
             continue
         previous = k
-        if n_opt > 0 and (tau + least_exec_s(job, work, min(k, free)) - job[C_ARRIVAL_S]
-                          > jct_bound(work.options, n_opt, run.plan_slack)):
+        if (tau + least_exec_s(job, least, min(k, free)) - job[C_ARRIVAL_S]
+                > (1.0 + run.plan_slack) * least_jct):
             break
         plen, g = offer(place, run, job, k, cluster, work, allocate, trial)
         if g == 0:
@@ -68,23 +74,30 @@ def _add_options(tau, run, job, cluster, work, place, allocate, trial, n_opt):
         row[OPT_COST] = placement_cost(run, trial.path, plen, trial.alloc, tau, exec_s)
         row[OPT_GPUS] = g
         row[OPT_Q] = k
+        row[OPT_PLEN] = plen
+        if now:
+            for p in range(plen):
+                r = trial.path[p]
+                work.now_path[n_opt, p] = r
+                work.now_alloc[n_opt, r] = trial.alloc[r]
+        least_jct = min(least_jct, row[OPT_JCT])
         n_opt += 1
-    return n_opt
+    return n_opt, least_jct
 
 
 @plain_kernel
-def jct_bound(options, n_opt, slack):
-    """(1 + ε) · the least JCT of the options so far: no option above it is kept."""
+def least_jct_of(options, n_opt):
+    """The least JCT of the first ``n_opt`` options."""
     least_jct = options[0, OPT_JCT]
     for i in range(1, n_opt):
         least_jct = min(least_jct, options[i, OPT_JCT])
-    return (1.0 + slack) * least_jct
+    return least_jct
 
 
 @plain_kernel
 def choose(options, n_opt, slack):
     """Index of the chosen option (SPEC §14's rule)."""
-    bound = jct_bound(options, n_opt, slack)
+    bound = (1.0 + slack) * least_jct_of(options, n_opt)
     least_cost = -1.0
     for i in range(n_opt):
         if options[i, OPT_JCT] <= bound and (least_cost < 0 or options[i, OPT_COST] < least_cost):
@@ -109,27 +122,39 @@ def choose(options, n_opt, slack):
 def kernel(j, t, run, cluster, work, place, allocate, out):
     job = run.jobs[j]
     trial = Decision(work.trial_path, work.trial_alloc)
-    least_exec_table(run, job, work)
-    n_opt = _add_options(t, run, job, cluster, work, place, allocate, trial, 0)
+    least = work.least[least_exec_table(run, j, work)]
+    # No option yet: the bound (1 + ε) · inf keeps everything.
+    n_now, least_jct = _add_options(t, run, job, least, cluster, work, place, allocate, trial,
+                                    0, np.inf, True)
+    n_opt = n_now
     n_running = running_by_end(run, work.order)
     # Once an epoch's JCT with ℓ_j (SPEC §15: no placement runs faster) exceeds the bound of the
     # options so far, no later epoch's option can be kept.
-    never = least_exec_s(job, work, int(job[C_KSTAR]))
+    never = least_exec_s(job, least, int(job[C_KSTAR]))
     if n_running > 0:
         projected = begin_projection(run, cluster, work)
         i = 0
         while i < n_running:
-            if n_opt > 0 and (run.end_s[work.order[i]] + never - job[C_ARRIVAL_S]
-                              > jct_bound(work.options, n_opt, run.plan_slack)):
+            if (run.end_s[work.order[i]] + never - job[C_ARRIVAL_S]
+                    > (1.0 + run.plan_slack) * least_jct):
                 break
             i, tau = advance_projection(run, work, n_running, i)
-            n_opt = _add_options(tau, run, job, projected, work, place, allocate, trial, n_opt)
+            n_opt, least_jct = _add_options(tau, run, job, least, projected, work, place,
+                                            allocate, trial, n_opt, least_jct, False)
     if n_opt == 0:
         return 0, 0
     best = choose(work.options, n_opt, run.plan_slack)
     if work.options[best, OPT_TAU] != t:
         return 0, 0
-    return offer(place, run, job, int(work.options[best, OPT_Q]), cluster, work, allocate, out)
+    if best >= n_now:  # a projected epoch at t itself: place on the real state
+        return offer(place, run, job, int(work.options[best, OPT_Q]), cluster, work, allocate,
+                     out)
+    plen = int(work.options[best, OPT_PLEN])
+    for p in range(plen):
+        r = work.now_path[best, p]
+        out.path[p] = r
+        out.alloc[r] = work.now_alloc[best, r]
+    return plen, int(work.options[best, OPT_GPUS])
 
 
 def twin(j, t, sim, place, allocate):

@@ -33,14 +33,14 @@ def kernel(j, t, run, cluster, work, place, allocate, out):
     # No placement runs faster than SPEC §15's ℓ_j over the GPUs it can have: an epoch where
     # even that ends no sooner cannot make the job wait (exact pruning; once it holds for every
     # GPU count, it holds for every later epoch too).
-    least_exec_table(run, job, work)
-    never = least_exec_s(job, work, kstar)
+    least = work.least[least_exec_table(run, j, work)]
+    never = least_exec_s(job, least, kstar)
     trial = Decision(work.trial_path, work.trial_alloc)
     projected = begin_projection(run, cluster, work)
     i = 0
     while i < n_running and run.end_s[work.order[i]] + never < finish_now:
         i, tau = advance_projection(run, work, n_running, i)
-        if tau + least_exec_s(job, work, projected.free.sum()) >= finish_now:
+        if tau + least_exec_s(job, least, projected.free.sum()) >= finish_now:
             continue
         plen_k, g_k = offer(place, run, job, kstar, projected, work, allocate, trial)
         if g_k > 0 and tau + execution_s(run, job, trial.path, plen_k, trial.alloc) < finish_now:
