@@ -5,6 +5,9 @@ import numpy as np
 import pytest
 
 import bacepipe
+from bacepipe.core import _codes, batch_inputs, compiled_parts
+from bacepipe.core.loop import CODE_STABLE_HOLD, empty_outputs, shares, simulate_batch_kernel
+from bacepipe.model.generate import generate_batch
 from bacepipe.model.scenario import parse_scenario
 from bacepipe.policies.api import OPT_COST, OPT_GPUS, OPT_JCT, OPT_Q, OPT_TAU
 from bacepipe.policies.spt_plan import QUOTAS, choose, target
@@ -75,3 +78,40 @@ def test_spt_plan_choice_rule():
     tied = [(0, 100, 9.0, 7, 8), (0, 100, 9.0 * (1 + 1e-10), 8, 8), (0, 100, 9.0, 8, 7)]
     assert choose(_options(tied), 3, 0.1) == 1
     assert choose(_options([(0, 100, 9.0, 8, 7), (0, 100, 9.0, 8, 8)]), 2, 0.1) == 1
+
+
+def _outputs(batch, names, stable_hold: bool):
+    """Every output array of the compiled core, with the stable-hold skip on or forced off."""
+    parts, index = compiled_parts()
+    codes = _codes(names, batch.start_rule, index)
+    if not stable_hold:
+        codes[:, CODE_STABLE_HOLD] = 0
+    out = empty_outputs(batch.gpus.shape[0], len(names), batch.params_b.shape[1],
+                        batch.gpus.shape[1])
+    simulate_batch_kernel(batch_inputs(batch), out, codes, shares(batch.gpus.shape[0]), *parts)
+    return out
+
+
+def test_only_builtin_greedy_and_wait_if_faster_hold_stably():
+    """SPEC §13: a job greedy or wait_if_faster holds on a state and prices is held on them later
+    (t + E_j(p) only grows); spt_plan's choice depends on t through the JCT (SPEC §14)."""
+    _, index = compiled_parts()
+    for rule, stable in (("greedy", 1), ("wait_if_faster", 1)):
+        assert (_codes(["bace_pipe", "ldf"], rule, index)[:, CODE_STABLE_HOLD] == stable).all()
+    assert _codes(["spt_plan"], "greedy", index)[0, CODE_STABLE_HOLD] == 0
+
+
+@pytest.mark.parametrize("rule", ["greedy", "wait_if_faster"])
+@pytest.mark.parametrize("prices", ["flat", "business"])
+def test_skipping_stably_held_jobs_changes_nothing(rule, prices):
+    """Jobs held at an earlier event and not decided again while nothing changed: every output
+    bit-identical to deciding every pending job at every event, on crowded Poisson arrivals."""
+    names = ["bace_pipe", "ldf", "cr_lcf", "spt_wait"]
+    for seed in range(3):
+        batch = generate_batch("random", seed, range(12), num_jobs=40, num_regions=8,
+                               gpu_scale=0.5, arrivals="poisson", arrival_rate_per_h=3.0,
+                               price_profile=prices, start_rule=rule)
+        skipped, decided = _outputs(batch, names, True), _outputs(batch, names, False)
+        for field in skipped._fields:
+            np.testing.assert_array_equal(getattr(skipped, field), getattr(decided, field),
+                                          err_msg=f"{field}, seed {seed}")

@@ -81,17 +81,19 @@ def compiled_parts() -> tuple[tuple, ...]:
 
 
 def _codes(names, start_rule: str, index: dict) -> np.ndarray:
-    """int64[S, 7]: the part indices of each scheduler, whether its ordering is static, whether
-    every part is built in, and whether its start rule is the built-in greedy one
-    (``bacepipe.core.loop.CODE_*``)."""
+    """int64[S, 8]: the part indices of each scheduler, whether its ordering is static, whether
+    every part is built in, whether its start rule is the built-in greedy one, and whether a
+    job its start rule holds stays held while the state and prices do not change (trusted of
+    built-in parts only: a plug-in placement may read anything) (``bacepipe.core.loop.CODE_*``)."""
     rows = []
     for name in names:
         parts = parts_of(name, start_rule)
-        builtin = [p.source.startswith("bacepipe.policies.") for p in parts.values()]
+        builtin = all(p.source.startswith("bacepipe.policies.") for p in parts.values())
         rows.append([index[kind, parts[kind].name] for kind in KINDS]
-                    + [int(parts["ordering"].static), int(all(builtin)),
-                       int(parts["start_rule"].source == "bacepipe.policies.greedy")])
-    return np.array(rows, dtype=np.int64).reshape(len(rows), len(KINDS) + 3)
+                    + [int(parts["ordering"].static), int(builtin),
+                       int(parts["start_rule"].source == "bacepipe.policies.greedy"),
+                       int(builtin and parts["start_rule"].static)])
+    return np.array(rows, dtype=np.int64).reshape(len(rows), len(KINDS) + 4)
 
 
 def batch_inputs(batch: ScenarioBatch) -> BatchInputs:

@@ -29,6 +29,7 @@ from bacepipe.core.model import (
 from bacepipe.core.projection import (
     accepted,
     execution_s,
+    mark_stale,
     placement_cost,
     release_job,
     stage_time_s,
@@ -112,10 +113,11 @@ class BatchOutputs(NamedTuple):
 
 
 #: Columns of the scheduler codes: indices into the part tuples, whether the ordering's key is
-#: static, whether every part is built in (a plug-in's decisions are checked, see _valid), and
-#: whether the start rule is the built-in greedy one.
+#: static, whether every part is built in (a plug-in's decisions are checked, see _valid),
+#: whether the start rule is the built-in greedy one, and whether a job it holds stays held
+#: until the state or the prices change (``Part.static`` of a built-in start rule).
 CODE_ORDERING, CODE_START_RULE, CODE_PLACEMENT, CODE_ALLOCATOR, CODE_STATIC, CODE_BUILTIN, \
-    CODE_GREEDY = range(7)
+    CODE_GREEDY, CODE_STABLE_HOLD = range(8)
 
 
 class Scan(NamedTuple):
@@ -127,6 +129,8 @@ class Scan(NamedTuple):
     by_index : int64[J]   the running jobs in index order (Eq. 11 sums in that order).
     buffer : int64[J]     the jobs an event releases; a long queue's merge sort.
     arrivals : int64[J]   the jobs by arrival time, then index (per topology).
+    held_at : int64[J]    the state version at which the start rule last held each job back.
+    prices : float64[R]   the previous event's unit prices.
     """
 
     keys: np.ndarray
@@ -134,6 +138,8 @@ class Scan(NamedTuple):
     by_index: np.ndarray
     buffer: np.ndarray
     arrivals: np.ndarray
+    held_at: np.ndarray
+    prices: np.ndarray
 
 
 @kernel(inline=True)
@@ -234,7 +240,7 @@ def _ends_before(end_s, start_seq, a, b):
 
 
 @kernel(inline=True)
-def _start(run, cluster, by_index, j, t, decision, plen, g, sequence, start_s, cost):
+def _start(run, cluster, work, by_index, j, t, decision, plen, g, sequence, start_s, cost):
     """Start job j at t on ``decision``: record it, reserve its GPUs and bandwidth, and add it to
     the running jobs (by end time, latest first, and by index)."""
     job, path, alloc, free, resid, users = \
@@ -258,6 +264,8 @@ def _start(run, cluster, by_index, j, t, decision, plen, g, sequence, start_s, c
         resid[u, v] -= reserved
         users[v, u] += 1
         users[u, v] += 1
+        mark_stale(work, v, u)
+        mark_stale(work, u, v)
     cost[j] = placement_cost(run, path, plen, alloc, t, execution)
     run.state[j] = RUNNING
     running, n, end_s, start_seq = run.running, run.n_running[0], run.end_s, run.start_seq
@@ -275,7 +283,7 @@ def _start(run, cluster, by_index, j, t, decision, plen, g, sequence, start_s, c
 
 
 @kernel(inline=True)
-def _release(run, cluster, scan, t):
+def _release(run, cluster, work, scan, t):
     """Release every running job that ends at t (SPEC §5 step 1), in index order (the order
     decides the sums of residual bandwidth); returns how many."""
     running, end_s, n = run.running, run.end_s, run.n_running[0]
@@ -295,7 +303,7 @@ def _release(run, cluster, scan, t):
     state = run.state
     for i in range(k):
         state[released[i]] = DONE
-        release_job(run, released[i], cluster.free, cluster.resid, run.users)
+        release_job(run, released[i], cluster.free, cluster.resid, run.users, work)
     kept, i = 0, 0  # both lists are in index order: drop the released in one pass
     for q in range(n + k):
         j = by_index[q]
@@ -330,6 +338,7 @@ def simulate_one(run, gpus, code, parts, out, workspace):
     copy_into(cluster.resid, run.links)
     for slot in range(work.least_job.shape[0]):
         work.least_job[slot] = -1  # the ℓ_j tables cached belong to the previous run's jobs
+    work.n_stale[0] = -1  # the projected copy is of the previous run
     static_order = code[CODE_STATIC] != 0
     jobs = run.jobs
     n_jobs, n_regions = jobs.shape[0], gpus.shape[0]
@@ -343,20 +352,35 @@ def simulate_one(run, gpus, code, parts, out, workspace):
             pending[j] = j
         builtin.ordering(code[CODE_ORDERING], orderings, jobs, pending, n_jobs, 0.0, keys)
 
+    # A stable-hold start rule holds a job again, without deciding, while nothing it reads
+    # changed since it last held it: ``version`` counts starts, releases and price changes.
+    stable_hold, held_at, version = code[CODE_STABLE_HOLD] != 0, scan.held_at, 0
     t = jobs[arrivals[0], C_ARRIVAL_S]
     done, arrived, n_pending, sequence = 0, 0, 0, 0
     while done < n_jobs:
-        done += _release(run, cluster, scan, t)
+        released = _release(run, cluster, work, scan, t)
+        done += released
+        if released > 0:
+            version += 1
         while arrived < n_jobs and jobs[arrivals[arrived], C_ARRIVAL_S] <= t:
             j = arrivals[arrived]  # 2. arrivals join the queue
             arrived += 1
             state[j] = PENDING
+            held_at[j] = -1
             if static_order:
                 _enqueue(pending, n_pending, j, keys, jobs)
             else:  # keyed and sorted at the scan
                 pending[n_pending] = j
             n_pending += 1
-        unit_prices(run, t, cluster.price)
+        if stable_hold:
+            copy_into(scan.prices, cluster.price)
+            unit_prices(run, t, cluster.price)
+            for r in range(n_regions):
+                if scan.prices[r] != cluster.price[r]:
+                    version += 1
+                    break
+        else:
+            unit_prices(run, t, cluster.price)
         while n_pending > 0:  # 3. scan in order; restart after every start, stop when none starts
             if free.sum() == 0:  # no policy can place anything
                 break
@@ -367,6 +391,8 @@ def simulate_one(run, gpus, code, parts, out, workspace):
             started = False
             for i in range(n_pending):
                 j = pending[i]
+                if held_at[j] == version:
+                    continue
                 if code[CODE_GREEDY] != 0:
                     # the default rule, inlined: a start rule's call passes the run's arrays by
                     # value (~0.4 µs a call), which would dominate a greedy simulation
@@ -378,16 +404,19 @@ def simulate_one(run, gpus, code, parts, out, workspace):
                     plen, g = builtin.start_rule(code[CODE_START_RULE], rules, j, t, run, cluster,
                                                  work, place, allocate, decision)
                 if g == 0:
+                    if stable_hold:
+                        held_at[j] = version
                     continue
                 if code[CODE_BUILTIN] == 0 and not _valid(run, jobs[j], cluster, decision, plen,
                                                           g, scratch.in_path):
                     return STATUS_BAD_DECISION, j
-                _start(run, cluster, by_index, j, t, decision, plen, g, sequence, start_s,
+                _start(run, cluster, work, by_index, j, t, decision, plen, g, sequence, start_s,
                        cost)
                 n_pending -= 1
                 for q in range(i, n_pending):
                     pending[q] = pending[q + 1]
                 sequence += 1
+                version += 1
                 started = True
                 break
             if not started:
@@ -414,7 +443,8 @@ def _workspace(n_regions, n_jobs, max_kstar):
                       np.empty(n_regions), np.empty(n_regions))
     decision = Decision(np.empty(n_regions, np.int64), np.zeros(n_regions, np.int64))
     scan = Scan(np.zeros(n_jobs), np.empty(n_jobs, np.int64), np.empty(n_jobs, np.int64),
-                np.empty(n_jobs, np.int64), np.empty(n_jobs, np.int64))
+                np.empty(n_jobs, np.int64), np.empty(n_jobs, np.int64),
+                np.empty(n_jobs, np.int64), np.empty(n_regions))
     state = (np.empty(n_jobs, np.int64), np.empty(n_jobs, np.int64), np.empty(n_jobs),
              np.empty(n_jobs, np.int64), np.zeros(1, np.int64),
              np.empty((n_regions, n_regions), np.int64))
@@ -516,7 +546,7 @@ def _simulate_share(inputs, outputs, codes, parts, first, step):
 
 def _simulate_batch(inputs, outputs, codes, n_shares, orderings, start_rules, placements,
                     allocators):
-    """T topologies (parallel) × S schedulers. ``codes`` is int64[S, 7] (``CODE_*`` columns);
+    """T topologies (parallel) × S schedulers. ``codes`` is int64[S, 8] (``CODE_*`` columns);
     the part tuples hold every registered part of each kind, as compiled kernels. Topologies go
     to ``n_shares`` shares (interleaved, for balance: a few per thread, :func:`shares`), each
     simulated with one workspace."""

@@ -158,19 +158,47 @@ def running_by_end(run, order):
 
 @kernel(inline=True)
 def begin_projection(run, cluster, work):
-    """Copy the residual state into ``work``; returns the copy as a Cluster."""
+    """Make ``work``'s copy of the live state (``cluster``, ``run.users``); returns it as a
+    Cluster. Free GPUs and prices are copied whole; of the R × R link arrays only the entries
+    :func:`mark_stale` logged since the last copy (all of them after a full log), so that a
+    decision on 256 regions does not copy a megabyte."""
     copy_into(work.free, cluster.free)
-    copy_into(work.resid, cluster.resid)
-    copy_into(work.users, run.users)
     copy_into(work.price, cluster.price)
+    n_stale = work.n_stale[0]
+    if n_stale < 0:
+        copy_into(work.resid, cluster.resid)
+        copy_into(work.users, run.users)
+    else:
+        n_regions = work.resid.shape[0]
+        for i in range(n_stale):
+            a, b = work.stale[i] // n_regions, work.stale[i] % n_regions
+            work.resid[a, b] = cluster.resid[a, b]
+            work.users[a, b] = run.users[a, b]
+    work.n_stale[0] = 0
     return Cluster(work.free, work.resid, work.price, cluster.speed)
 
 
 @kernel(inline=True)
-def release_job(run, j, free, resid, users):
+def mark_stale(work, a, b):
+    """Log that link direction a→b changed in the live state or in the projected copy (every
+    change of either goes through here: the event loop's reservations and releases, and the
+    projection's); a full log stops logging and makes the next copy whole."""
+    n_stale = work.n_stale[0]
+    if n_stale < 0:
+        return
+    if n_stale == work.stale.shape[0]:
+        work.n_stale[0] = -1
+        return
+    work.stale[n_stale] = a * work.resid.shape[0] + b
+    work.n_stale[0] = n_stale + 1
+
+
+@kernel(inline=True)
+def release_job(run, j, free, resid, users, work):
     """Give back job j's GPUs and both directions of its reservations (SPEC §4) on ``free``,
-    ``resid`` and ``users`` (the cluster or a projected copy); a link direction no job uses any
-    more returns to its nominal bandwidth exactly, so rounding never accumulates."""
+    ``resid`` and ``users`` (the cluster or a projected copy, logged in ``work``'s stale list);
+    a link direction no job uses any more returns to its nominal bandwidth exactly, so rounding
+    never accumulates."""
     path, alloc, links, reserved = run.path[j], run.alloc[j], run.links, run.reserved[j]
     plen = run.plen[j]
     for p in range(plen):
@@ -180,6 +208,7 @@ def release_job(run, j, free, resid, users):
         for a, b in ((v, u), (u, v)):
             users[a, b] -= 1
             resid[a, b] = links[a, b] if users[a, b] == 0 else resid[a, b] + reserved
+            mark_stale(work, a, b)
 
 
 @kernel(inline=True)
@@ -190,7 +219,7 @@ def advance_projection(run, work, n_running, i):
     order = work.order
     tau = run.end_s[order[i]]
     while i < n_running and run.end_s[order[i]] == tau:
-        release_job(run, order[i], work.free, work.resid, work.users)
+        release_job(run, order[i], work.free, work.resid, work.users, work)
         i += 1
     unit_prices(run, tau, work.price)
     return i, tau

@@ -58,9 +58,12 @@ class Work(NamedTuple):
 
     scratch : Scratch                 what placements get (see :class:`Scratch`).
     trial_path, trial_alloc : int64[R]  a third placement (projections of SPEC §13/§14).
-    free, price : int64[R], float64[R]   a projected copy of the state (SPEC §13).
-    resid : float64[R, R]
-    users : int64[R, R]               jobs holding each link direction in the copy.
+    free, price : int64[R], float64[R]   a projected copy of the state (SPEC §13), written only
+    resid : float64[R, R]             by :func:`~bacepipe.core.projection.begin_projection` and
+    users : int64[R, R]               ``advance_projection`` (``users``: jobs holding each link
+                                      direction in the copy).
+    stale : int64[R²]                 the link directions (a·R + b) changed, in the live state or
+    n_stale : int64[1]                the copy, since the copy was last made; −1: all of them.
     order : int64[J]                  running jobs by end time.
     options : float64[6 (J + 1), 6]   options of a start rule (SPEC §14), columns ``OPT_*``.
     now_path, now_alloc : int64[6, R]  the placements of the options at the decision's own
@@ -79,6 +82,8 @@ class Work(NamedTuple):
     price: np.ndarray
     resid: np.ndarray
     users: np.ndarray
+    stale: np.ndarray
+    n_stale: np.ndarray
     order: np.ndarray
     options: np.ndarray
     now_path: np.ndarray
@@ -164,7 +169,8 @@ def make_work(n_regions, n_jobs, max_kstar):
                       np.zeros(r, np.int64), np.zeros((r, r)), np.zeros(r, np.bool_))
     return Work(scratch, np.zeros(r, np.int64), np.zeros(r, np.int64),
                 np.zeros(r, np.int64), np.zeros(r), np.zeros((r, r)), np.zeros((r, r), np.int64),
-                np.zeros(n_jobs, np.int64), np.zeros((OPTIONS_PER_EPOCH * (n_jobs + 1), 6)),
+                np.zeros(r * r, np.int64), np.full(1, -1, np.int64), np.zeros(n_jobs, np.int64),
+                np.zeros((OPTIONS_PER_EPOCH * (n_jobs + 1), 6)),
                 np.zeros((OPTIONS_PER_EPOCH, r), np.int64),
                 np.zeros((OPTIONS_PER_EPOCH, r), np.int64),
                 np.zeros(N_CONST), np.zeros((LEAST_SLOTS, max_kstar + 1)),

@@ -76,7 +76,12 @@ PAPER_SCHEDULERS = tuple(n for n, s in BUILTIN_SCHEDULERS.items()
 
 class Part(NamedTuple):
     """A registered part: its compiled kernel (None: plain Python only), its plain-Python twin
-    (None: compiled only), whether an ordering's key is static, and where it comes from."""
+    (None: compiled only), whether it is static, and where it comes from.
+
+    Static, for an ordering: a job's key never changes while it waits. For a built-in start
+    rule: a job it holds back on a cluster state (GPUs, bandwidth, running jobs) and prices it
+    holds back again on the same state and prices at any later time (the compiled loop then
+    skips deciding it again; built-in placements are pure functions of that state)."""
 
     kind: str
     name: str
@@ -177,7 +182,8 @@ def register_part(kind: str, name: str, *, kernel=None, twin=None, static: bool 
     twin : the same part in plain Python, with the signature of the built-in twins (see
         ``bacepipe/policies/fcfs.py`` etc.): without a kernel the scheduler runs through the
         reference event loop, with the same rows.
-    static : for an ordering, True when a job's key never changes while it waits.
+    static : for an ordering, True when a job's key never changes while it waits (other kinds:
+        ignored; only built-in start rules are trusted to be static, see :class:`Part`).
 
     Raises
     ------

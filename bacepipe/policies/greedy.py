@@ -6,6 +6,9 @@ from bacepipe.core.projection import offer
 from bacepipe.policies.api import start_rule_kernel
 from bacepipe.sim.reference import offer as offer_twin
 
+#: A held job stays held until the state or prices change: the offer is a function of them.
+STATIC = True
+
 
 @start_rule_kernel
 def kernel(j, t, run, cluster, work, place, allocate, out):

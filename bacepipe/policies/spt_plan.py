@@ -36,6 +36,8 @@ from bacepipe.sim.reference import projections
 QUOTAS = (10, 9, 8, 7, 6, 5)
 #: Costs within this relative margin of the least count as the cheapest.
 COST_TIE_RTOL = 1e-9
+#: Not static: whether a job waits depends on t (its JCT counts from its arrival).
+STATIC = False
 
 
 @plain_kernel

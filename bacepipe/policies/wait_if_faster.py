@@ -18,6 +18,10 @@ from bacepipe.policies.api import Decision, start_rule_kernel
 from bacepipe.sim.reference import offer as offer_twin
 from bacepipe.sim.reference import projections
 
+#: A held job stays held until the state or prices change: the offers now and at each end time
+#: are functions of them, and t + E_j(p) only grows with t.
+STATIC = True
+
 
 @start_rule_kernel
 def kernel(j, t, run, cluster, work, place, allocate, out):
