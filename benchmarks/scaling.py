@@ -1,11 +1,11 @@
 """Time per topology vs regions (6 … 256) and vs jobs (8 … 4,096), with the fitted exponent
 (time ∝ size^k, least squares on log-log), one topology per call, under each start rule; and the
 trace case: 256 regions, Poisson arrivals at a rate that keeps the fleet busy, 1,000 → 100,000
-jobs, per scheduler.
+jobs, per scheduler, with the queue the run built (how many decisions the scan had to make).
 
     python benchmarks/scaling.py [--max-jobs 4096] [--max-regions 256] [--schedulers paper]
         [--start-rules greedy,wait_if_faster] [--trace-jobs 1000,...,100000]
-        [--trace-schedulers bace_pipe,ldf,spt_plan] [--trace-budget-s 120]
+        [--trace-schedulers bace_pipe,ldf,spt_plan] [--trace-load 0.9] [--trace-budget-s 120]
 """
 
 import argparse
@@ -28,24 +28,38 @@ def _time_one(num_regions: int, num_jobs: int, repeats: int, schedulers, rule: s
     return seconds() / repeats / len(schedulers)
 
 
-#: The trace case: regions, and the offered load (busy GPU-hours per GPU-hour of the fleet).
-TRACE_REGIONS, TRACE_LOAD = 256, 0.9
+#: The trace case: regions.
+TRACE_REGIONS = 256
 
 
-def _busy_rate_per_h() -> float:
-    """Poisson arrivals per hour that offer TRACE_LOAD of the fleet's GPU time: the GPU-seconds a
+def _busy_rate_per_h(load: float) -> float:
+    """Poisson arrivals per hour that offer ``load`` of the fleet's GPU time: the GPU-seconds a
     job takes under LDF, measured on a pilot of 2,000 jobs arriving at once."""
     batch = generate_batch("random", 0, range(1), num_regions=TRACE_REGIONS, num_jobs=2000)
     result = simulate_batch(batch, ("ldf",))
     gpus = result.alloc[0, 0].sum(axis=1)
     gpu_s = float((gpus * (result.end_s[0, 0] - result.start_s[0, 0])).mean())
-    return TRACE_LOAD * batch.gpus[0].sum() * 3600.0 / gpu_s
+    return load * batch.gpus[0].sum() * 3600.0 / gpu_s
 
 
-def _trace(jobs, schedulers, rules, budget_s: float) -> tuple[list[dict], list[str]]:
-    """Seconds per simulation of the trace case; a size is skipped once the one before it took
-    more than ``budget_s`` (the row says so)."""
-    rate = _busy_rate_per_h()
+def _queue(batch, result) -> dict:
+    """What the scan had to decide, from the run's outputs: the pending jobs at each event, on
+    average, and summed over the release events (each decided again there, before the scan's
+    restarts after a start; SPEC §13)."""
+    arrival = np.sort(batch.arrival_h[0] * 3600.0)
+    start, end = np.sort(result.start_s[0, 0]), result.end_s[0, 0]
+    events = np.unique(np.concatenate([arrival, end]))
+    pending = np.searchsorted(arrival, events, "right") - np.searchsorted(start, events, "right")
+    releases = np.unique(end)
+    at_releases = (np.searchsorted(arrival, releases, "right")
+                   - np.searchsorted(start, releases, "left"))
+    return {"queue_mean": float(pending.mean()), "redecided": int(at_releases.sum())}
+
+
+def _trace(jobs, schedulers, rules, budget_s: float, load: float) -> tuple[list[dict], list[str]]:
+    """Seconds per simulation of the trace case, with its queue (:func:`_queue`); a size is
+    skipped once the one before it took more than ``budget_s`` (the row says so)."""
+    rate = _busy_rate_per_h(load)
     rows, fits = [], []
     for rule in rules:
         for name in schedulers:
@@ -54,16 +68,17 @@ def _trace(jobs, schedulers, rules, budget_s: float) -> tuple[list[dict], list[s
                 row = {"start_rule": rule, "scheduler": name, "regions": TRACE_REGIONS,
                        "jobs": n, "rate_per_h": rate}
                 if times and times[-1] > budget_s:
-                    rows.append({**row, "s_per_sim": float("nan")})
+                    rows.append({**row, "s_per_sim": float("nan"), "queue_mean": float("nan"),
+                                 "redecided": -1})
                     continue
                 batch = generate_batch("random", 0, range(1), num_regions=TRACE_REGIONS,
                                        num_jobs=n, arrivals="poisson", arrival_rate_per_h=rate,
                                        start_rule=rule)
                 with timer() as seconds:
-                    simulate_batch(batch, (name,))
+                    result = simulate_batch(batch, (name,))
                 sizes.append(n)
                 times.append(seconds())
-                rows.append({**row, "s_per_sim": times[-1]})
+                rows.append({**row, "s_per_sim": times[-1], **_queue(batch, result)})
             if len(sizes) > 1:
                 fits.append(f"trace {rule} {name}: fitted exponent jobs "
                             f"{_exponent(sizes, times):.2f} over {sizes[0]:,}-{sizes[-1]:,} jobs")
@@ -84,6 +99,9 @@ def main() -> None:
     p.add_argument("--trace-jobs", default="1000,3000,10000,30000,100000",
                    help="job counts of the trace case (empty: skip it)")
     p.add_argument("--trace-schedulers", default="bace_pipe,ldf,spt_plan")
+    p.add_argument("--trace-load", type=float, default=0.9,
+                   help="offered load of the trace: busy GPU-hours per GPU-hour of the fleet "
+                        "(measured under LDF, greedy)")
     p.add_argument("--trace-budget-s", type=float, default=120.0,
                    help="skip the larger sizes once one takes longer than this")
     args = p.parse_args()
@@ -116,7 +134,8 @@ def main() -> None:
                                       num_jobs=8), ("ldf",))  # compile
         trace_rows, trace_fits = _trace([int(n) for n in args.trace_jobs.split(",")],
                                         args.trace_schedulers.split(","),
-                                        args.start_rules.split(","), args.trace_budget_s)
+                                        args.start_rules.split(","), args.trace_budget_s,
+                                        args.trace_load)
         table(trace_rows)
         print("\n".join(trace_fits))
 
