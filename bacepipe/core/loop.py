@@ -167,6 +167,16 @@ def _goes_before(a, b, keys, jobs):
 
 
 @kernel(inline=True)
+def _insert_by_index(jobs, n, j):
+    """Insert job j into ``jobs[:n]``, kept in index order (``jobs[n]`` is free)."""
+    p = n
+    while p > 0 and jobs[p - 1] > j:
+        jobs[p] = jobs[p - 1]
+        p -= 1
+    jobs[p] = j
+
+
+@kernel(inline=True)
 def _enqueue(queue, n, j, keys, jobs):
     """Insert job j into ``queue[:n]``, kept in scan order (``queue[n]`` is free)."""
     p = n
@@ -274,11 +284,7 @@ def _start(run, cluster, work, by_index, j, t, decision, plen, g, sequence, star
         running[p] = running[p - 1]
         p -= 1
     running[p] = j
-    p = n
-    while p > 0 and by_index[p - 1] > j:
-        by_index[p] = by_index[p - 1]
-        p -= 1
-    by_index[p] = j
+    _insert_by_index(by_index, n, j)
     run.n_running[0] = n + 1
 
 
@@ -291,12 +297,7 @@ def _release(run, cluster, work, scan, t):
     k = 0
     while n > 0 and end_s[running[n - 1]] == t:
         n -= 1
-        j = running[n]
-        p = k
-        while p > 0 and released[p - 1] > j:
-            released[p] = released[p - 1]
-            p -= 1
-        released[p] = j
+        _insert_by_index(released, k, running[n])
         k += 1
     if k == 0:
         return 0
