@@ -4,11 +4,17 @@ one line naming the field with exit status 2 — never a traceback, a hang or a 
 import copy
 
 import numpy as np
+import pytest
 import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from random_scenarios import random_scenario
 
+from bacepipe import run_scenario
+from bacepipe.model.hardware import TOU_STEPPED_MAX_H, Hardware
+from bacepipe.model.scenario import parse_scenario
+from bacepipe.model.tables import PRICE_PROFILES
+from bacepipe.sim.reference import simulate_reference
 from bacepipe.simulate import main
 
 # tmp_path and capsys are reused across examples on purpose: each example overwrites the file and
@@ -117,3 +123,22 @@ def test_edges_stay_finite(tmp_path, capsys):
     ):
         code, err = _run(tmp_path, data, capsys)
         assert code == 0, err
+
+
+def test_the_longest_valid_job_ends_under_time_of_use():
+    """The largest job validation accepts runs ~10²² hours: past float64's hour (2⁵² h) a
+    time-of-use clock stepped hour by hour would never end; the span is priced at the profile's
+    mean instead, by the core and the twin alike (they agree)."""
+    business = list(PRICE_PROFILES["business"])
+    scenario = parse_scenario({
+        "regions": [{"name": "A", "gpus": 4, "price": 0.2, "bandwidth_gbps": 10,
+                     "price_profile": business}],
+        "jobs": [{"name": "longest", "params_b": 1e6, "layers": 8, "hidden": 4096,
+                  "batch_size": 512, "dataset_samples": 10**15, "epochs": 1e6}]})
+    core, twin = run_scenario(scenario, "bace_pipe"), simulate_reference(scenario, "bace_pipe")
+    (job,) = core["jobs"]
+    span_h = job["end_h"] - job["start_h"]
+    assert span_h > TOU_STEPPED_MAX_H
+    mean_price = 0.2 * sum(business) / 24
+    assert job["cost"] == pytest.approx(span_h * mean_price * 4 * Hardware().gpu_power_kw)
+    assert twin["jobs"][0]["cost"] == job["cost"]

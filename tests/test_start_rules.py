@@ -6,7 +6,8 @@ import pytest
 
 import bacepipe
 from bacepipe.core import _codes, batch_inputs, compiled_parts
-from bacepipe.core.loop import CODE_STABLE_HOLD, empty_outputs, shares, simulate_batch_kernel
+from bacepipe.core.batch import empty_outputs, shares, simulate_batch_kernel
+from bacepipe.core.loop import CODE_STABLE_HOLD
 from bacepipe.model.generate import generate_batch
 from bacepipe.model.scenario import parse_scenario
 from bacepipe.policies.api import OPT_COST, OPT_GPUS, OPT_JCT, OPT_Q, OPT_TAU

@@ -2,8 +2,9 @@
 
 Kernels live in :mod:`~bacepipe.core.model` (job model), :mod:`~bacepipe.core.placement` and
 :mod:`~bacepipe.core.projection` (what the parts of :mod:`bacepipe.policies` share),
-:mod:`~bacepipe.core.bounds` (SPEC §15's lower bound) and :mod:`~bacepipe.core.loop` (event
-loop); this wrapper validates and converts. The readable twin of every kernel is
+:mod:`~bacepipe.core.bounds` (SPEC §15's lower bound), :mod:`~bacepipe.core.loop` (event
+loop) and :mod:`~bacepipe.core.batch` (the batched entry point); this wrapper validates and
+converts. The readable twin of every kernel is
 :mod:`bacepipe.sim.reference` (with the parts' own twins).
 """
 
@@ -13,19 +14,21 @@ from typing import NamedTuple
 
 import numpy as np
 
-from bacepipe.core.loop import (
-    METRICS,
-    STATUS_BAD_DECISION,
-    STATUS_NEVER_PLACED,
-    STATUS_OK,
-    STATUS_TOO_FEW_GPUS,
+from bacepipe.core.batch import (
     BatchInputs,
     empty_outputs,
     shares,
     simulate_batch_kernel,
     simulate_batch_serial,
 )
+from bacepipe.core.loop import (
+    STATUS_BAD_DECISION,
+    STATUS_NEVER_PLACED,
+    STATUS_OK,
+    STATUS_TOO_FEW_GPUS,
+)
 from bacepipe.core.model import C_KSTAR, C_MIN_GPUS
+from bacepipe.metrics import METRICS
 from bacepipe.model.batch import ScenarioBatch
 from bacepipe.policies import KINDS, check_schedulers, get_part, part_names, parts_of
 

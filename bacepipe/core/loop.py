@@ -1,31 +1,18 @@
-"""Numba kernels of the event loop (SPEC §5, §6, §10a, §13) and the batched entry point.
+"""Numba kernels of the event loop (SPEC §5, §6, §10a, §13).
 
 :func:`simulate_one` runs one topology under one scheduler, calling its parts (orderings, start
-rules, placements, allocators of :mod:`bacepipe.policies`) as first-class functions;
-:func:`simulate_batch_kernel` runs T topologies (``prange``) × S schedulers. The plain-Python
-twin is :mod:`bacepipe.sim.reference`.
+rules, placements, allocators of :mod:`bacepipe.policies`) as first-class functions; the batched
+entry point around it is :mod:`bacepipe.core.batch`. The plain-Python twin is
+:mod:`bacepipe.sim.reference`.
 """
 
-import types
 from typing import NamedTuple
 
 import numpy as np
-from numba import get_num_threads, prange
 
-from bacepipe.core.bounds import fastest_hop_gbps, lower_bound_h
 from bacepipe.core.dispatch import load as load_dispatch
 from bacepipe.core.jit import copy_into, kernel
-from bacepipe.core.model import (
-    C_ACT_BITS,
-    C_ARRIVAL_S,
-    C_KSTAR,
-    HW_INTRA_GBPS,
-    HW_MFU,
-    HW_POWER_KW,
-    N_CONST,
-    gpu_speed,
-    job_constants,
-)
+from bacepipe.core.model import C_ACT_BITS, C_ARRIVAL_S, C_KSTAR
 from bacepipe.core.projection import (
     accepted,
     execution_s,
@@ -35,82 +22,12 @@ from bacepipe.core.projection import (
     stage_time_s,
     unit_prices,
 )
-from bacepipe.core.structs import (
-    DONE,
-    FUTURE,
-    PENDING,
-    RUNNING,
-    Cluster,
-    Decision,
-    Run,
-    make_work,
-)
-from bacepipe.metrics import METRICS
+from bacepipe.core.structs import DONE, PENDING, RUNNING
 
 #: Direct calls to the built-in parts (generated from the registry, see bacepipe.core.dispatch).
 builtin = load_dispatch()
 
 STATUS_OK, STATUS_NEVER_PLACED, STATUS_TOO_FEW_GPUS, STATUS_BAD_DECISION = 0, 1, 2, 3
-N_METRICS = len(METRICS)
-
-
-class BatchInputs(NamedTuple):
-    """T topologies of R regions and J jobs, as the batched kernel reads them.
-
-    hardware : float64[9]  (:data:`bacepipe.model.hardware.HARDWARE_FIELDS` order)
-    memory_on, time_of_use : bool   SPEC §12 switches.
-    plan_slack : float     SPEC §14's ε.
-    hetero : bool          some region names a GPU type (SPEC §16).
-    gpus : int64[T, R]; price, utc_offset_h : float64[T, R]; profile : float64[T, R, 24]
-    links, latency_s : float64[T, R, R]   Gbit/s, one-way s.
-    params_b, epochs, arrival_h : float64[T, J]; layers, hidden, batch_size, samples : int64[T, J]
-    gpu_tflops, gpu_mem_gb, gpu_power_kw : float64[T, R]   each region's GPU type (SPEC §16).
-    """
-
-    hardware: np.ndarray
-    memory_on: bool
-    time_of_use: bool
-    plan_slack: float
-    hetero: bool
-    gpus: np.ndarray
-    price: np.ndarray
-    links: np.ndarray
-    latency_s: np.ndarray
-    profile: np.ndarray
-    utc_offset_h: np.ndarray
-    params_b: np.ndarray
-    layers: np.ndarray
-    hidden: np.ndarray
-    batch_size: np.ndarray
-    samples: np.ndarray
-    epochs: np.ndarray
-    arrival_h: np.ndarray
-    gpu_tflops: np.ndarray
-    gpu_mem_gb: np.ndarray
-    gpu_power_kw: np.ndarray
-
-
-class BatchOutputs(NamedTuple):
-    """What the batched kernel writes; leading axes [T, S] ([T] for ``const``).
-
-    metrics : float64[T, S, N_METRICS]; status, bad_job : int64[T, S]
-    const : float64[T, J, N_CONST]; start_s, end_s, cost : float64[T, S, J]
-    alloc, path : int64[T, S, J, R]; plen : int64[T, S, J]
-    lower_bound_h : float64[T]   SPEC §15's lower bound on any schedule's avg JCT, hours.
-    """
-
-    metrics: np.ndarray
-    status: np.ndarray
-    bad_job: np.ndarray
-    const: np.ndarray
-    start_s: np.ndarray
-    end_s: np.ndarray
-    cost: np.ndarray
-    alloc: np.ndarray
-    path: np.ndarray
-    plen: np.ndarray
-    lower_bound_h: np.ndarray
-
 
 #: Columns of the scheduler codes: indices into the part tuples, whether the ordering's key is
 #: static, whether every part is built in (a plug-in's decisions are checked, see _valid),
@@ -317,6 +234,42 @@ def _release(run, cluster, work, scan, t):
     return k
 
 
+@kernel(inline=True)
+def _metrics(run, gpus, start_s, cost, metrics):
+    """SPEC §10 run metrics, in :data:`METRICS` order."""
+    jobs, plen, path, alloc, end_s, power_kw = \
+        run.jobs, run.plen, run.path, run.alloc, run.end_s, run.gpu_power_kw
+    n_jobs = jobs.shape[0]
+    jct, cost_sum, energy, makespan, wait, gpus_used, multi, gpu_seconds = \
+        0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0
+    for j in range(n_jobs):
+        n = 0
+        power = 0.0
+        for p in range(plen[j]):
+            n += alloc[j, path[j, p]]
+            power += alloc[j, path[j, p]] * power_kw[path[j, p]]
+        execution = end_s[j] - start_s[j]
+        jct += (end_s[j] - jobs[j, C_ARRIVAL_S]) / 3600.0
+        cost_sum += cost[j]
+        if run.hetero:  # Σ_r n_r · power_r (SPEC §16)
+            energy += execution / 3600.0 * power
+        else:
+            energy += execution / 3600.0 * n * run.power_kw
+        makespan = max(makespan, end_s[j])
+        wait += (start_s[j] - jobs[j, C_ARRIVAL_S]) / 3600.0
+        gpus_used += n
+        multi += 1.0 if plen[j] > 1 else 0.0
+        gpu_seconds += n * execution
+    metrics[0] = jct / n_jobs
+    metrics[1] = cost_sum
+    metrics[2] = energy
+    metrics[3] = makespan / 3600.0
+    metrics[4] = wait / n_jobs
+    metrics[5] = gpus_used / n_jobs
+    metrics[6] = multi / n_jobs
+    metrics[7] = gpu_seconds / (gpus.sum() * makespan) if makespan > 0 else 0.0
+
+
 @kernel
 def simulate_one(run, gpus, code, parts, out, workspace):
     """Simulate one topology under one scheduler (SPEC §5, §13's scan).
@@ -324,9 +277,10 @@ def simulate_one(run, gpus, code, parts, out, workspace):
     ``run`` (:class:`~bacepipe.policies.api.Run`) is filled in place: end times, paths,
     allocations; ``code`` is the scheduler's row of codes (``CODE_*``) into ``parts``, the tuples
     of every registered part per kind; ``out`` is (start_s, cost, metrics) of this run;
-    ``workspace`` holds the arrays the run may overwrite (see :func:`_workspace`), its
-    ``Scan.arrivals`` given. Returns (status, job): STATUS_OK, STATUS_NEVER_PLACED with the first
-    job that was stuck, or STATUS_BAD_DECISION with the job a plug-in part placed against SPEC §4.
+    ``workspace`` holds the arrays the run may overwrite (see
+    :func:`bacepipe.core.batch._workspace`), its ``Scan.arrivals`` given. Returns (status, job):
+    STATUS_OK, STATUS_NEVER_PLACED with the first job that was stuck, or STATUS_BAD_DECISION with
+    the job a plug-in part placed against SPEC §4.
     """
     start_s, cost, metrics = out
     cluster, work, decision, scan = workspace
@@ -433,157 +387,3 @@ def simulate_one(run, gpus, code, parts, out, workspace):
         t = t_next
     _metrics(run, gpus, start_s, cost, metrics)
     return STATUS_OK, -1
-
-
-@kernel(allocates=True)
-def _workspace(n_regions, n_jobs, max_kstar):
-    """The arrays a run overwrites (the cluster's state, scratch, decisions, the scan's
-    bookkeeping) and the run's own state, allocated once per worker and reused by every
-    topology and scheduler it simulates."""
-    cluster = Cluster(np.empty(n_regions, np.int64), np.empty((n_regions, n_regions)),
-                      np.empty(n_regions), np.empty(n_regions))
-    decision = Decision(np.empty(n_regions, np.int64), np.zeros(n_regions, np.int64))
-    scan = Scan(np.zeros(n_jobs), np.empty(n_jobs, np.int64), np.empty(n_jobs, np.int64),
-                np.empty(n_jobs, np.int64), np.empty(n_jobs, np.int64),
-                np.empty(n_jobs, np.int64), np.empty(n_regions))
-    state = (np.empty(n_jobs, np.int64), np.empty(n_jobs, np.int64), np.empty(n_jobs),
-             np.empty(n_jobs, np.int64), np.zeros(1, np.int64),
-             np.empty((n_regions, n_regions), np.int64))
-    return (cluster, make_work(n_regions, n_jobs, max_kstar), decision, scan), state
-
-
-@kernel(allocates=True)
-def reference_type(gpus, tflops, mem_gb):
-    """(TFLOP/s, memory GB) of the fastest type on a region with GPUs; the largest memory among
-    equally fast ones (SPEC §16)."""
-    best = -1
-    for r in range(gpus.shape[0]):
-        if gpus[r] > 0 and (best < 0 or tflops[r] > tflops[best]
-                            or (tflops[r] == tflops[best] and mem_gb[r] > mem_gb[best])):
-            best = r
-    return np.array([tflops[best], mem_gb[best]])
-
-
-@kernel(inline=True)
-def _metrics(run, gpus, start_s, cost, metrics):
-    """SPEC §10 run metrics, in :data:`METRICS` order."""
-    jobs, plen, path, alloc, end_s, power_kw = \
-        run.jobs, run.plen, run.path, run.alloc, run.end_s, run.gpu_power_kw
-    n_jobs = jobs.shape[0]
-    jct, cost_sum, energy, makespan, wait, gpus_used, multi, gpu_seconds = \
-        0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0
-    for j in range(n_jobs):
-        n = 0
-        power = 0.0
-        for p in range(plen[j]):
-            n += alloc[j, path[j, p]]
-            power += alloc[j, path[j, p]] * power_kw[path[j, p]]
-        execution = end_s[j] - start_s[j]
-        jct += (end_s[j] - jobs[j, C_ARRIVAL_S]) / 3600.0
-        cost_sum += cost[j]
-        if run.hetero:  # Σ_r n_r · power_r (SPEC §16)
-            energy += execution / 3600.0 * power
-        else:
-            energy += execution / 3600.0 * n * run.power_kw
-        makespan = max(makespan, end_s[j])
-        wait += (start_s[j] - jobs[j, C_ARRIVAL_S]) / 3600.0
-        gpus_used += n
-        multi += 1.0 if plen[j] > 1 else 0.0
-        gpu_seconds += n * execution
-    metrics[0] = jct / n_jobs
-    metrics[1] = cost_sum
-    metrics[2] = energy
-    metrics[3] = makespan / 3600.0
-    metrics[4] = wait / n_jobs
-    metrics[5] = gpus_used / n_jobs
-    metrics[6] = multi / n_jobs
-    metrics[7] = gpu_seconds / (gpus.sum() * makespan) if makespan > 0 else 0.0
-
-
-@kernel(allocates=True)
-def _simulate_share(inputs, outputs, codes, parts, first, step):
-    """Topologies ``first``, ``first + step``, ... × every scheduler, with one workspace."""
-    hw = inputs.hardware
-    n_topologies, n_regions = inputs.gpus.shape
-    n_jobs = inputs.params_b.shape[1]
-    workspace, (state, start_seq, reserved, running, n_running, users) = \
-        _workspace(n_regions, n_jobs, inputs.layers.max())  # K* <= layers
-    speed, scan = workspace[0].speed, workspace[3]
-    for t in range(first, n_topologies, step):
-        const = outputs.const[t]
-        for r in range(n_regions):
-            speed[r] = gpu_speed(inputs.gpu_tflops[t, r], hw[HW_MFU])
-        bad = job_constants(hw, reference_type(inputs.gpus[t], inputs.gpu_tflops[t],
-                                               inputs.gpu_mem_gb[t]),
-                            inputs.params_b[t], inputs.layers[t], inputs.hidden[t],
-                            inputs.batch_size[t], inputs.samples[t], inputs.epochs[t],
-                            inputs.arrival_h[t], inputs.gpus[t].sum(), inputs.memory_on, const)
-        r_max = fastest_hop_gbps(inputs.links[t], hw[HW_INTRA_GBPS])
-        if bad < 0:
-            outputs.lower_bound_h[t] = lower_bound_h(const, inputs.links[t], hw[HW_INTRA_GBPS],
-                                                     inputs.gpus[t].sum())
-        for j in range(n_jobs):
-            scan.arrivals[j] = j
-        _sort(scan.arrivals, n_jobs, const[:, C_ARRIVAL_S], const, scan.buffer)
-        for s in range(codes.shape[0]):
-            if bad >= 0:
-                outputs.status[t, s], outputs.bad_job[t, s] = STATUS_TOO_FEW_GPUS, bad
-                continue
-            state[:] = FUTURE
-            start_seq[:] = 0
-            reserved[:] = 0.0
-            n_running[0] = 0
-            users[:, :] = 0
-            run = Run(const, state, outputs.end_s[t, s], start_seq, outputs.path[t, s],
-                      outputs.alloc[t, s], outputs.plen[t, s], reserved, running, n_running,
-                      users, inputs.links[t], inputs.latency_s[t], inputs.price[t],
-                      inputs.profile[t], inputs.utc_offset_h[t], inputs.time_of_use,
-                      hw[HW_POWER_KW], inputs.plan_slack, r_max, speed, inputs.gpu_power_kw[t],
-                      inputs.gpu_mem_gb[t], inputs.hetero, inputs.memory_on)
-            outputs.status[t, s], outputs.bad_job[t, s] = simulate_one(
-                run, inputs.gpus[t], codes[s], parts,
-                (outputs.start_s[t, s], outputs.cost[t, s], outputs.metrics[t, s]), workspace)
-
-
-def _simulate_batch(inputs, outputs, codes, n_shares, orderings, start_rules, placements,
-                    allocators):
-    """T topologies (parallel) × S schedulers. ``codes`` is int64[S, 8] (``CODE_*`` columns);
-    the part tuples hold every registered part of each kind, as compiled kernels. Topologies go
-    to ``n_shares`` shares (interleaved, for balance: a few per thread, :func:`shares`), each
-    simulated with one workspace."""
-    for w in prange(n_shares):
-        # the tuple is made here: a parfor takes no tuple of functions from outside
-        _simulate_share(inputs, outputs, codes,
-                        (orderings, start_rules, placements, allocators), w, n_shares)
-
-
-def shares(n_topologies: int) -> int:
-    """How many shares :func:`_simulate_batch` splits T topologies into: four per thread. (Given
-    by the caller: a kernel that asks numba for its thread count cannot be cached.)"""
-    return max(1, min(n_topologies, 4 * get_num_threads()))
-
-
-def _named(fn, name: str):
-    """A copy of ``fn`` under another name, so each compiled variant has its own disk cache."""
-    clone = types.FunctionType(fn.__code__, fn.__globals__, name, fn.__defaults__, fn.__closure__)
-    clone.__qualname__ = name
-    return clone
-
-
-# One body, compiled twice: threads pay off across topologies, but waking them costs milliseconds,
-# which would dominate a single run.
-simulate_batch_kernel = kernel(parallel=True, allocates=True)(
-    _named(_simulate_batch, "simulate_batch_parallel"))
-simulate_batch_serial = kernel(allocates=True)(_named(_simulate_batch, "simulate_batch_serial"))
-
-
-def empty_outputs(n_topologies: int, n_schedulers: int, n_jobs: int,
-                  n_regions: int) -> BatchOutputs:
-    """The output arrays of :func:`simulate_batch_kernel`."""
-    ts, tsj = (n_topologies, n_schedulers), (n_topologies, n_schedulers, n_jobs)
-    return BatchOutputs(
-        np.zeros(ts + (N_METRICS,)), np.zeros(ts, dtype=np.int64), np.full(ts, -1, dtype=np.int64),
-        np.zeros((n_topologies, n_jobs, N_CONST)), np.zeros(tsj), np.zeros(tsj), np.zeros(tsj),
-        np.zeros(tsj + (n_regions,), dtype=np.int64),
-        np.full(tsj + (n_regions,), -1, dtype=np.int64), np.zeros(tsj, dtype=np.int64),
-        np.full(n_topologies, np.nan))

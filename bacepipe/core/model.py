@@ -9,6 +9,7 @@ import math
 import numpy as np
 
 from bacepipe.core.jit import kernel
+from bacepipe.model.hardware import TOU_STEPPED_MAX_H
 
 # Positions in the hardware array.
 HW_SEQ_LEN, HW_MBS, HW_BYTES, HW_TFLOPS, HW_MFU, HW_OVERHEAD_MS, HW_INTRA_GBPS, HW_POWER_KW, \
@@ -147,10 +148,13 @@ def tou_energy_price(price, profile, offset_h, start_s, end_s):
     """∫ price(t) dt over [start, end] in $·h/kWh for one region, local clock hour by hour.
 
     Whole days are added at once (24 hours sum to the profile's total), so a job of years costs no
-    more than three days of steps.
+    more than three days of steps; a span over :data:`TOU_STEPPED_MAX_H` (or not finite) costs
+    the mean price.
     """
     x = start_s / 3600.0 + offset_h
     x_end = end_s / 3600.0 + offset_h
+    if not x_end - x <= TOU_STEPPED_MAX_H:
+        return price * ((x_end - x) * profile.sum() / 24.0)
     total = 0.0
     hour = math.floor(x)
     while x < x_end:  # up to the first local midnight

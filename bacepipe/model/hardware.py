@@ -71,3 +71,7 @@ def default_gpu_type(hardware: Hardware) -> GpuType:
     """The type of a region that names none: the scenario's hardware values (SPEC §16)."""
     return GpuType(hardware.gpu_tflops, hardware.gpu_mem_gb, hardware.gpu_power_kw)
 
+#: Time-of-use spans longer than this (hours; ~10⁸ years, which validated jobs can still reach)
+#: are priced at the profile's mean, by the kernels and the twin alike: stepping the local clock
+#: hour by hour toward 2⁵² h, where float64 loses the hour, would never end.
+TOU_STEPPED_MAX_H = 1e12

@@ -24,7 +24,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
 from bacepipe.errors import InputError
-from bacepipe.model.hardware import GpuType, Hardware
+from bacepipe.model.hardware import TOU_STEPPED_MAX_H, GpuType, Hardware
 from bacepipe.model.scenario import Job, Region, Scenario
 
 #: Relative tolerance of the average-price tie of Alg. 1 line 20 (SPEC §1).
@@ -266,11 +266,14 @@ def price_integral(region: Region, start_s: float, end_s: float) -> float:
     """∫ P_r(t) dt over [start, end] in ($/kWh)·h, piecewise over the region's local clock hours.
 
     From a local midnight on, whole days are added at once (a day costs price · Σ profile), so a
-    job of years takes as few steps as a job of days.
+    job of years takes as few steps as a job of days. A span over ``TOU_STEPPED_MAX_H`` hours (or
+    not finite) costs the mean price: float64 loses the hour long before such a clock ends.
     """
     profile = region.price_profile or (1.0,) * 24
     t = start_s / 3600 + region.utc_offset_h  # local time, hours
     stop = end_s / 3600 + region.utc_offset_h
+    if not stop - t <= TOU_STEPPED_MAX_H:
+        return region.price * ((stop - t) * sum(profile) / 24)
     total = 0.0
     while t < stop:
         hour = math.floor(t)
@@ -655,7 +658,7 @@ def _result(scenario, scheduler, models, arrivals, start, end, exec_s, cost, pat
 def fill_outputs(batch, names: Sequence[str], columns: Sequence[int], out) -> None:
     """Run schedulers ``names`` through this loop on every topology of ``batch`` and write their
     rows into scheduler columns ``columns`` of the core's outputs ``out``
-    (:class:`bacepipe.core.loop.BatchOutputs`): the slow path of plain-Python plug-ins."""
+    (:class:`bacepipe.core.batch.BatchOutputs`): the slow path of plain-Python plug-ins."""
     from bacepipe.core.loop import STATUS_NEVER_PLACED, STATUS_TOO_FEW_GPUS
     from bacepipe.core.model import C_KSTAR, C_MIN_GPUS
     from bacepipe.metrics import METRICS
