@@ -86,8 +86,8 @@ def compiled_parts() -> tuple[tuple, ...]:
 def _codes(names, start_rule: str, index: dict) -> np.ndarray:
     """int64[S, 8]: the part indices of each scheduler, whether its ordering is static, whether
     every part is built in, whether its start rule is the built-in greedy one, and whether a
-    job its start rule holds stays held while the state and prices do not change (trusted of
-    built-in parts only: a plug-in placement may read anything) (``bacepipe.core.loop.CODE_*``)."""
+    job its start rule holds stays held while the state and prices do not change (built-in parts
+    only: a plug-in placement may read anything) (``bacepipe.core.loop.CODE_*``)."""
     rows = []
     for name in names:
         parts = parts_of(name, start_rule)

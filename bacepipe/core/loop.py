@@ -47,7 +47,7 @@ class Scan(NamedTuple):
     buffer : int64[J]     the jobs an event releases; a long queue's merge sort.
     arrivals : int64[J]   the jobs by arrival time, then index (per topology).
     held_at : int64[J]    the state version at which the start rule last held each job back.
-    prices : float64[R]   the previous event's unit prices.
+    prices : float64[R]   the previous event's unit prices (watched under time-of-use only).
     """
 
     keys: np.ndarray
@@ -327,15 +327,16 @@ def simulate_one(run, gpus, code, parts, out, workspace):
             else:  # keyed and sorted at the scan
                 pending[n_pending] = j
             n_pending += 1
-        if stable_hold:
+        # Only time-of-use prices change within a run.
+        watch_prices = stable_hold and run.time_of_use
+        if watch_prices:
             copy_into(scan.prices, cluster.price)
-            unit_prices(run, t, cluster.price)
+        unit_prices(run, t, cluster.price)
+        if watch_prices:
             for r in range(n_regions):
                 if scan.prices[r] != cluster.price[r]:
                     version += 1
                     break
-        else:
-            unit_prices(run, t, cluster.price)
         while n_pending > 0:  # 3. scan in order; restart after every start, stop when none starts
             if free.sum() == 0:  # no policy can place anything
                 break
