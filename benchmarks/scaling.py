@@ -32,12 +32,12 @@ def _time_one(num_regions: int, num_jobs: int, repeats: int, schedulers, rule: s
 TRACE_REGIONS = 256
 
 
-def _busy_rate_per_h(load: float) -> float:
+def busy_rate_per_h(load: float) -> float:
     """Poisson arrivals per hour that offer ``load`` of the fleet's GPU time: the GPU-seconds a
     job takes under LDF, measured on a pilot of 2,000 jobs arriving at once."""
     batch = generate_batch("random", 0, range(1), num_regions=TRACE_REGIONS, num_jobs=2000)
     result = simulate_batch(batch, ("ldf",))
-    gpus = result.alloc[0, 0].sum(axis=1)
+    gpus = result.path_gpus[0, 0].sum(axis=1)
     gpu_s = float((gpus * (result.end_s[0, 0] - result.start_s[0, 0])).mean())
     return load * batch.gpus[0].sum() * 3600.0 / gpu_s
 
@@ -59,7 +59,7 @@ def _queue(batch, result) -> dict:
 def _trace(jobs, schedulers, rules, budget_s: float, load: float) -> tuple[list[dict], list[str]]:
     """Seconds per simulation of the trace case, with its queue (:func:`_queue`); a size is
     skipped once the one before it took more than ``budget_s`` (the row says so)."""
-    rate = _busy_rate_per_h(load)
+    rate = busy_rate_per_h(load)
     rows, fits = [], []
     for rule in rules:
         for name in schedulers:

@@ -136,3 +136,24 @@ def test_a_topology_ends_the_same_in_any_batch(rule):
         for field in fields:
             np.testing.assert_array_equal(getattr(forward, field)[t], getattr(alone, field)[0],
                                           err_msg=f"{field}, topology {t}")
+
+
+def test_placements_are_kept_in_min_regions_layers_positions():
+    """A placement holds at most K*_j ≤ layers_j GPUs, at least one per region (SPEC §2, §15),
+    so a result keeps min(R, most layers) path positions per job: regions in pipeline order
+    (−1 after the path) and the GPUs on each (0 after it); ``alloc`` is the same placement by
+    region index."""
+    batch = generate_batch("random", 2, range(20), num_regions=12, num_jobs=10, gpu_scale=0.05)
+    batch = batch._replace(layers=np.minimum(batch.layers, 5))  # fewer layers than regions
+    result = simulate_batch(batch, SCHEDULER_PARTS)
+    assert result.path.shape[-1] == result.path_gpus.shape[-1] == 5
+    assert (result.status == 0).all() and result.path_len.max() == 5  # full width used
+    assert result.alloc.shape[-1] == 12
+    for t, s, j in np.ndindex(result.path_len.shape):
+        n = result.path_len[t, s, j]
+        path, gpus = result.path[t, s, j], result.path_gpus[t, s, j]
+        assert 1 <= n <= gpus.sum() <= result.k_star[t, j] <= 5
+        assert (path[n:] == -1).all() and (gpus[n:] == 0).all() and (gpus[:n] >= 1).all()
+        by_region = np.zeros(12, np.int64)
+        by_region[path[:n]] = gpus[:n]
+        np.testing.assert_array_equal(result.alloc[t, s, j], by_region)

@@ -164,6 +164,42 @@ def test_a_part_placing_more_gpus_than_free_is_one_line_exit_2(tmp_path):
     assert "scheduler grabber" in line and "against SPEC §4" in line and str(plugin) in line
 
 
+OVERSIZED_PLACEMENT = """
+from bacepipe.policies import register_part, register_scheduler
+from bacepipe.policies.api import placement_kernel
+
+@placement_kernel
+def oversized(job, k, cluster, scratch, allocate, out):
+    for r in range(cluster.free.shape[0]):
+        if cluster.free[r] > k:  # K* + 1 GPUs in one region: free, but more than K*
+            out.path[0] = r
+            out.alloc[r] = k + 1
+            return 1, k + 1
+    return 0, 0
+
+def oversized_twin(state, jm, k, prices, allocate):
+    fits = [r for r in range(len(state.free)) if state.free[r] > k]
+    return ([fits[0]], [k + 1]) if fits else None
+
+register_part("placement", "oversized", {kernel}twin=oversized_twin)
+register_scheduler("oversizer", ordering="fcfs", placement="oversized", allocator="fill")
+"""
+
+
+@pytest.mark.parametrize("kernel", ["kernel=oversized, ", ""], ids=["compiled", "plain-python"])
+def test_a_part_placing_more_than_k_star_is_one_line_exit_2(tmp_path, kernel):
+    """SPEC §15: every scheduler's schedule holds at most K*_j GPUs per job (the run keeps
+    min(R, layers) path positions per job on that bound)."""
+    plugin = tmp_path / "oversized.py"
+    plugin.write_text(OVERSIZED_PLACEMENT.replace("{kernel}", kernel))
+    proc = subprocess.run([sys.executable, "-m", "bacepipe.simulate", "paper", "--scheduler",
+                           "oversizer", "--plugin", str(plugin)], capture_output=True, text=True,
+                          cwd=tmp_path)
+    assert proc.returncode == 2 and proc.stdout == ""
+    line, = proc.stderr.strip().splitlines()
+    assert "oversizer" in line and "than K*" in line
+
+
 def test_example_command_prints_json(tmp_path):
     proc = subprocess.run([sys.executable, "-m", "bacepipe.simulate", "paper", "--scheduler",
                            "sjf_ldf", "--plugin", str(EXAMPLE), "--json"], capture_output=True,

@@ -6,7 +6,7 @@ import pytest
 
 import bacepipe
 from bacepipe.core import _codes, batch_inputs, compiled_parts
-from bacepipe.core.batch import empty_outputs, shares, simulate_batch_kernel
+from bacepipe.core.batch import empty_outputs, path_width, shares, simulate_batch_kernel
 from bacepipe.core.loop import CODE_STABLE_HOLD
 from bacepipe.model.generate import generate_batch
 from bacepipe.model.scenario import parse_scenario
@@ -88,7 +88,7 @@ def _outputs(batch, names, stable_hold: bool):
     if not stable_hold:
         codes[:, CODE_STABLE_HOLD] = 0
     out = empty_outputs(batch.gpus.shape[0], len(names), batch.params_b.shape[1],
-                        batch.gpus.shape[1])
+                        path_width(batch.gpus.shape[1], batch.layers))
     simulate_batch_kernel(batch_inputs(batch), out, codes, shares(batch.gpus.shape[0]), *parts)
     return out
 

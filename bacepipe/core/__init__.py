@@ -17,6 +17,7 @@ import numpy as np
 from bacepipe.core.batch import (
     BatchInputs,
     empty_outputs,
+    path_width,
     shares,
     simulate_batch_kernel,
     simulate_batch_serial,
@@ -45,12 +46,14 @@ class BatchResult(NamedTuple):
     k_star : int64[T, J]       optimal GPU count (Eq. 13).
     min_gpus : int64[T, J]     minimum GPU count (1 unless the memory model is on).
     start_s, end_s, cost : float64[T, S, J]  seconds from t = 0, and $.
-    alloc : int64[T, S, J, R]  GPUs per region index.
-    path : int64[T, S, J, R]   region indices in pipeline order, −1 padded.
+    path : int64[T, S, J, W]   region indices in pipeline order, −1 padded; W ≤ R
+        (:func:`bacepipe.core.batch.path_width`).
+    path_gpus : int64[T, S, J, W]  GPUs on each path position, 0 padded.
     path_len : int64[T, S, J]
     lower_bound_h : float64[T]  SPEC §15's lower bound on any schedule's avg JCT (NaN when a
         job can never fit).
     schedulers : tuple[str, ...]
+    n_regions : int   R.
     """
 
     metrics: np.ndarray
@@ -61,11 +64,21 @@ class BatchResult(NamedTuple):
     start_s: np.ndarray
     end_s: np.ndarray
     cost: np.ndarray
-    alloc: np.ndarray
     path: np.ndarray
+    path_gpus: np.ndarray
     path_len: np.ndarray
     lower_bound_h: np.ndarray
     schedulers: tuple[str, ...]
+    n_regions: int
+
+    @property
+    def alloc(self) -> np.ndarray:
+        """int64[T, S, J, R]: GPUs per region index, expanded from the path (O(J·R) memory:
+        for small batches; the compact ``path``/``path_gpus`` serve at scale)."""
+        out = np.zeros(self.path.shape[:3] + (self.n_regions,), dtype=np.int64)
+        t, s, j, p = np.nonzero(self.path >= 0)
+        out[t, s, j, self.path[t, s, j, p]] = self.path_gpus[t, s, j, p]
+        return out
 
 
 def compiled_parts() -> tuple[tuple, ...]:
@@ -120,14 +133,15 @@ def simulate_batch(batch: ScenarioBatch, schedulers) -> BatchResult:
     names = check_schedulers(schedulers, "schedulers")
     t, r = batch.gpus.shape
     j = batch.params_b.shape[1]
-    out = empty_outputs(t, len(names), j, r)
+    width = path_width(r, batch.layers)
+    out = empty_outputs(t, len(names), j, width)
     parts, index = compiled_parts()
     compiled = [s for s, name in enumerate(names)
                 if all((kind, part.name) in index
                        for kind, part in parts_of(name, batch.start_rule).items())]
     if compiled:
         run = simulate_batch_kernel if t > 1 else simulate_batch_serial
-        sub = empty_outputs(t, len(compiled), j, r) if len(compiled) < len(names) else out
+        sub = empty_outputs(t, len(compiled), j, width) if len(compiled) < len(names) else out
         run(batch_inputs(batch), sub, _codes([names[s] for s in compiled], batch.start_rule,
                                              index), shares(t), *parts)
         if sub is not out:
@@ -140,7 +154,7 @@ def simulate_batch(batch: ScenarioBatch, schedulers) -> BatchResult:
     return BatchResult(out.metrics, out.status, out.bad_job,
                        out.const[:, :, C_KSTAR].astype(np.int64),
                        out.const[:, :, C_MIN_GPUS].astype(np.int64), out.start_s, out.end_s,
-                       out.cost, out.alloc, out.path, out.plen, out.lower_bound_h, names)
+                       out.cost, out.path, out.path_gpus, out.plen, out.lower_bound_h, names, r)
 
 
 def _scatter(sub, out, columns) -> None:

@@ -67,7 +67,8 @@ class BatchOutputs(NamedTuple):
 
     metrics : float64[T, S, N_METRICS]; status, bad_job : int64[T, S]
     const : float64[T, J, N_CONST]; start_s, end_s, cost : float64[T, S, J]
-    alloc, path : int64[T, S, J, R]; plen : int64[T, S, J]
+    path, path_gpus : int64[T, S, J, W] (:attr:`Run.path`, W = :func:`path_width`);
+    plen : int64[T, S, J]
     lower_bound_h : float64[T]   SPEC §15's lower bound on any schedule's avg JCT, hours.
     """
 
@@ -78,8 +79,8 @@ class BatchOutputs(NamedTuple):
     start_s: np.ndarray
     end_s: np.ndarray
     cost: np.ndarray
-    alloc: np.ndarray
     path: np.ndarray
+    path_gpus: np.ndarray
     plen: np.ndarray
     lower_bound_h: np.ndarray
 
@@ -148,7 +149,7 @@ def _simulate_share(inputs, outputs, codes, parts, first, step):
             n_running[0] = 0
             users[:, :] = 0
             run = Run(const, state, outputs.end_s[t, s], start_seq, outputs.path[t, s],
-                      outputs.alloc[t, s], outputs.plen[t, s], reserved, running, n_running,
+                      outputs.path_gpus[t, s], outputs.plen[t, s], reserved, running, n_running,
                       users, inputs.links[t], inputs.latency_s[t], inputs.price[t],
                       inputs.profile[t], inputs.utc_offset_h[t], inputs.time_of_use,
                       hw[HW_POWER_KW], inputs.plan_slack, r_max, speed, inputs.gpu_power_kw[t],
@@ -190,13 +191,18 @@ simulate_batch_kernel = kernel(parallel=True, allocates=True)(
 simulate_batch_serial = kernel(allocates=True)(_named(_simulate_batch, "simulate_batch_serial"))
 
 
+def path_width(n_regions: int, layers: np.ndarray) -> int:
+    """Path positions a run keeps per job: a placement holds at most K*_j ≤ layers_j GPUs
+    (SPEC §2, §15; the loop rejects a part's decision with more), at least one per region."""
+    return max(1, min(n_regions, int(layers.max(initial=1))))
+
+
 def empty_outputs(n_topologies: int, n_schedulers: int, n_jobs: int,
-                  n_regions: int) -> BatchOutputs:
-    """The output arrays of :func:`simulate_batch_kernel`."""
+                  width: int) -> BatchOutputs:
+    """The output arrays of :func:`simulate_batch_kernel`, ``width`` path positions per job."""
     ts, tsj = (n_topologies, n_schedulers), (n_topologies, n_schedulers, n_jobs)
     return BatchOutputs(
         np.zeros(ts + (N_METRICS,)), np.zeros(ts, dtype=np.int64), np.full(ts, -1, dtype=np.int64),
         np.zeros((n_topologies, n_jobs, N_CONST)), np.zeros(tsj), np.zeros(tsj), np.zeros(tsj),
-        np.zeros(tsj + (n_regions,), dtype=np.int64),
-        np.full(tsj + (n_regions,), -1, dtype=np.int64), np.zeros(tsj, dtype=np.int64),
-        np.full(n_topologies, np.nan))
+        np.full(tsj + (width,), -1, dtype=np.int64), np.zeros(tsj + (width,), dtype=np.int64),
+        np.zeros(tsj, dtype=np.int64), np.full(n_topologies, np.nan))

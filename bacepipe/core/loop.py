@@ -134,9 +134,10 @@ def _sort(queue, n, keys, jobs, buffer):
 @kernel(inline=True)
 def _valid(run, job, cluster, decision, plen, g, seen):
     """Whether a part's decision keeps SPEC §4: distinct regions, 1..free GPUs each adding up to
-    g, every hop wide enough for the bandwidth the placement reserves (Alg. 1 line 13)."""
+    g ≤ K*_j (SPEC §15's schedule class), every hop wide enough for the bandwidth the placement
+    reserves (Alg. 1 line 13)."""
     n_regions = cluster.free.shape[0]
-    if plen < 1 or plen > n_regions:
+    if plen < 1 or plen > n_regions or g > job[C_KSTAR]:
         return False
     seen[:] = False
     placed = 0
@@ -171,13 +172,13 @@ def _start(run, cluster, work, by_index, j, t, decision, plen, g, sequence, star
     """Start job j at t on ``decision``: record it, reserve its GPUs and bandwidth, and add it to
     the running jobs (by end time, latest first, and by index)."""
     job, path, alloc, free, resid, users = \
-        run.jobs[j], run.path[j], run.alloc[j], cluster.free, cluster.resid, run.users
+        run.jobs[j], decision.path, decision.alloc, cluster.free, cluster.resid, run.users
     run.plen[j] = plen
     for p in range(plen):
-        r = decision.path[p]
-        path[p] = r
-        alloc[r] = decision.alloc[r]
-        free[r] -= decision.alloc[r]
+        r = path[p]
+        run.path[j, p] = r
+        run.path_gpus[j, p] = alloc[r]
+        free[r] -= alloc[r]
     execution = execution_s(run, job, path, plen, alloc)
     start_s[j] = t
     run.end_s[j] = t + execution
@@ -237,8 +238,8 @@ def _release(run, cluster, work, scan, t):
 @kernel(inline=True)
 def _metrics(run, gpus, start_s, cost, metrics):
     """SPEC §10 run metrics, in :data:`METRICS` order."""
-    jobs, plen, path, alloc, end_s, power_kw = \
-        run.jobs, run.plen, run.path, run.alloc, run.end_s, run.gpu_power_kw
+    jobs, plen, path, path_gpus, end_s, power_kw = \
+        run.jobs, run.plen, run.path, run.path_gpus, run.end_s, run.gpu_power_kw
     n_jobs = jobs.shape[0]
     jct, cost_sum, energy, makespan, wait, gpus_used, multi, gpu_seconds = \
         0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0
@@ -246,8 +247,8 @@ def _metrics(run, gpus, start_s, cost, metrics):
         n = 0
         power = 0.0
         for p in range(plen[j]):
-            n += alloc[j, path[j, p]]
-            power += alloc[j, path[j, p]] * power_kw[path[j, p]]
+            n += path_gpus[j, p]
+            power += path_gpus[j, p] * power_kw[path[j, p]]
         execution = end_s[j] - start_s[j]
         jct += (end_s[j] - jobs[j, C_ARRIVAL_S]) / 3600.0
         cost_sum += cost[j]

@@ -199,10 +199,10 @@ def release_job(run, j, free, resid, users, work):
     ``resid`` and ``users`` (the cluster or a projected copy, logged in ``work``'s stale list);
     a link direction no job uses any more returns to its nominal bandwidth exactly, so rounding
     never accumulates."""
-    path, alloc, links, reserved = run.path[j], run.alloc[j], run.links, run.reserved[j]
+    path, path_gpus, links, reserved = run.path[j], run.path_gpus[j], run.links, run.reserved[j]
     plen = run.plen[j]
     for p in range(plen):
-        free[path[p]] += alloc[path[p]]
+        free[path[p]] += path_gpus[p]
     for p in range(plen - 1):
         v, u = path[p], path[p + 1]
         for a, b in ((v, u), (u, v)):

@@ -100,7 +100,10 @@ class Run(NamedTuple):
     state : int64[J]             ``FUTURE``, ``PENDING``, ``RUNNING`` or ``DONE`` below.
     end_s : float64[J]           end times of started jobs, s.
     start_seq : int64[J]         order in which started jobs started (0, 1, ...).
-    path, alloc : int64[J, R]    placements of started jobs; plen : int64[J].
+    path, path_gpus : int64[J, W]  placements of started jobs: regions in pipeline order and the
+                                 GPUs on each, the first plen[j]; W = min(R, the most layers of
+                                 any job), since a placement holds at most K*_j ≤ layers GPUs, at
+                                 least one per region (so memory is O(J + R²)); plen : int64[J].
     reserved : float64[J]        Gbit/s each started job holds per hop direction.
     running : int64[J]           the running jobs, the first ``n_running[0]``, by end time then
                                  start order, the latest first (the loop keeps it so).
@@ -119,7 +122,7 @@ class Run(NamedTuple):
     end_s: np.ndarray
     start_seq: np.ndarray
     path: np.ndarray
-    alloc: np.ndarray
+    path_gpus: np.ndarray
     plen: np.ndarray
     reserved: np.ndarray
     running: np.ndarray

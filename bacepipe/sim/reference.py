@@ -533,12 +533,14 @@ def _carries(sim: ReferenceRun, j: int, path, counts, bandwidth_gbps: float) -> 
 
 
 def check_decision(sim: ReferenceRun, j: int, placed, where: str) -> None:
-    """A part's decision must keep SPEC §4: distinct regions, 1..free GPUs each, every hop
-    feasible for the GPUs placed (Alg. 1 line 13). Raises InputError naming ``where``."""
+    """A part's decision must keep SPEC §4: distinct regions, 1..free GPUs each, at most K*_j
+    in all (SPEC §15's schedule class), every hop feasible for the GPUs placed (Alg. 1 line 13).
+    Raises InputError naming ``where``."""
     state = sim.state
     try:
         path, counts = list(placed[0]), [int(n) for n in placed[1]]
         ok = (0 < len(path) == len(counts) == len(set(path))
+              and sum(counts) <= sim.models[j].k_star
               and all(0 <= r < len(state.free) and 1 <= n <= state.free[r]
                       for r, n in zip(path, counts, strict=True))
               and all(_carries(sim, j, path, counts, state.hop_gbps(u, v))
@@ -546,8 +548,8 @@ def check_decision(sim: ReferenceRun, j: int, placed, where: str) -> None:
     except (TypeError, ValueError, IndexError):
         ok = False
     if not ok:
-        raise InputError(where, f"placed job {j} against SPEC §4 (more GPUs than free, a region "
-                         f"twice, or an infeasible hop): {placed!r}")
+        raise InputError(where, f"placed job {j} against SPEC §4 (more GPUs than free or than "
+                         f"K*, a region twice, or an infeasible hop): {placed!r}")
 
 
 def simulate_reference(scenario: Scenario, scheduler: str) -> dict:
@@ -692,6 +694,5 @@ def fill_outputs(batch, names: Sequence[str], columns: Sequence[int], out) -> No
                 path = [batch.region_names.index(r) for r in row["path"]]
                 out.plen[t, s, j] = len(path)
                 out.path[t, s, j, :len(path)] = path
-                for r in path:
-                    out.alloc[t, s, j, r] = row["gpus"][batch.region_names[r]]
+                out.path_gpus[t, s, j, :len(path)] = [row["gpus"][r] for r in row["path"]]
 

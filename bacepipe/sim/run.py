@@ -35,8 +35,8 @@ def raise_for_status(batch: ScenarioBatch, result: BatchResult, where: str = "")
         culprits = [get_part(kind, getattr(spec, kind)).source or kind for kind in
                     ("start_rule", "placement", "allocator") if getattr(spec, kind)]
         raise InputError(f"{prefix}scheduler {result.schedulers[s]}",
-                         f"placed job {j} ({name!r}) against SPEC §4 (more GPUs than free, a "
-                         f"region twice, or an infeasible hop); parts from "
+                         f"placed job {j} ({name!r}) against SPEC §4 (more GPUs than free or "
+                         f"than K*, a region twice, or an infeasible hop); parts from "
                          f"{', '.join(dict.fromkeys(culprits))}")
     assert result.status[t, s] == STATUS_NEVER_PLACED
     raise InputError(f"{prefix}jobs[{j}]", f"{name!r} can never be placed under "
@@ -49,7 +49,8 @@ def result_dict(batch: ScenarioBatch, result: BatchResult, t: int, s: int) -> di
     out.update({m: float(result.metrics[t, s, i]) for i, m in enumerate(METRICS)})
     jobs = []
     for j, name in enumerate(batch.job_names):
-        path = [int(r) for r in result.path[t, s, j, : result.path_len[t, s, j]]]
+        n = result.path_len[t, s, j]
+        path = [int(r) for r in result.path[t, s, j, :n]]
         arrival_s = float(batch.arrival_h[t, j]) * 3600.0
         start, end = float(result.start_s[t, s, j]), float(result.end_s[t, s, j])
         jobs.append({
@@ -60,7 +61,8 @@ def result_dict(batch: ScenarioBatch, result: BatchResult, t: int, s: int) -> di
             "jct_h": (end - arrival_s) / 3600.0,
             "cost": float(result.cost[t, s, j]),
             "path": [batch.region_names[r] for r in path],
-            "gpus": {batch.region_names[r]: int(result.alloc[t, s, j, r]) for r in path},
+            "gpus": {batch.region_names[r]: int(g)
+                     for r, g in zip(path, result.path_gpus[t, s, j, :n], strict=True)},
         })
     out["lower_bound_h"] = float(result.lower_bound_h[t])
     out["jobs"] = jobs

@@ -131,7 +131,7 @@ def job_columns(spec: ChunkSpec, batch: ScenarioBatch, result: BatchResult, s: i
         n = result.path_len[idx[0], s, idx[1]]
         on_path = result.path[idx[0], s, idx[1]][:n]
         paths[idx] = PATH_SEPARATOR.join(names[on_path])
-        counts[idx] = PATH_SEPARATOR.join(map(str, result.alloc[idx[0], s, idx[1]][on_path]))
+        counts[idx] = PATH_SEPARATOR.join(map(str, result.path_gpus[idx[0], s, idx[1]][:n]))
         types[idx] = PATH_SEPARATOR.join(region_types[idx[0], on_path])
     dataset_names = np.asarray([d for d, _ in DATASETS] + [""], dtype=object)
     return {
@@ -143,7 +143,7 @@ def job_columns(spec: ChunkSpec, batch: ScenarioBatch, result: BatchResult, s: i
         "model": np.tile(np.asarray(batch.job_models, dtype=object), t),
         "dataset": dataset_names[batch.dataset].reshape(-1),  # index -1 (a file's) picks ""
         "k_star": result.k_star.reshape(-1),
-        "gpus": result.alloc[:, s].sum(axis=2).reshape(-1),
+        "gpus": result.path_gpus[:, s].sum(axis=2).reshape(-1),
         "regions": result.path_len[:, s].reshape(-1),
         "path": paths.reshape(-1),
         "path_gpus": counts.reshape(-1),
