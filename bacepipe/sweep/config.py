@@ -315,8 +315,8 @@ _FIXED_REGIONS = 10
 def chunk_bytes(topologies: int, schedulers: int, jobs: int, regions: int,
                 save_jobs: bool) -> int:
     """Rough memory of one chunk, bytes: the result's ``path`` and ``path_gpus`` arrays
-    (int64[T, S, J, min(R, layers)] each, bounded by R here), the links and latency matrices (float64[T, R, R]) and, with
-    ``save_jobs``, ~200 bytes per job row."""
+    (int64[T, S, J, min(R, layers)] each, bounded by R here), the links and latency matrices
+    (float64[T, R, R]) and, with ``save_jobs``, ~200 bytes per job row."""
     per_topology = 16 * schedulers * jobs * regions + 16 * regions * regions
     if save_jobs:
         per_topology += 200 * schedulers * jobs
