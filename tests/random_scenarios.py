@@ -15,7 +15,8 @@ PRICES = (0.08, 0.12, 0.156, 0.191, 0.191, 0.222, 0.23, 0.251, 0.288, 0.35)
 
 
 def random_scenario(rng: np.random.Generator, *, max_regions: int = 10, max_jobs: int = 30,
-                    extensions: bool = False, gpu_types: bool = False) -> dict:
+                    extensions: bool = False, gpu_types: bool = False,
+                    min_jobs: int = 1) -> dict:
     """A valid scenario dict (SPEC §9 shape) drawn from ``rng``; with ``extensions``, each switch
     of SPEC §12 (latency, GPU memory, time-of-use prices) is on with probability 1/2; with
     ``gpu_types``, a mixed fleet (SPEC §16): catalog types, overridden and custom ones."""
@@ -48,7 +49,7 @@ def random_scenario(rng: np.random.Generator, *, max_regions: int = 10, max_jobs
         scenario["hardware"] = hardware
     staggered = rng.random() < 0.6
     jobs = []
-    for j in range(int(rng.integers(1, max_jobs + 1))):
+    for j in range(int(rng.integers(min_jobs, max_jobs + 1))):
         model, params_b, layers, hidden, batch = MODELS[int(rng.integers(len(MODELS)))]
         arrival = 0.0
         if staggered:

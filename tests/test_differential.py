@@ -13,6 +13,7 @@ from random_scenarios import random_scenario
 
 import bacepipe
 from bacepipe.core import METRICS, simulate_batch
+from bacepipe.core.structs import MEMO_MIN_JOBS
 from bacepipe.model.generate import generate_batch
 from bacepipe.model.scenario import START_RULES, parse_scenario
 from bacepipe.policies import SCHEDULER_PARTS
@@ -95,6 +96,25 @@ def test_mixed_fleets_match(block, extensions):
                                  f"seed {seed}, {scheduler}, mixed fleet")
 
 
+@pytest.mark.parametrize("extensions", [False, True], ids=["paper-world", "extensions"])
+@pytest.mark.parametrize("block", range(2))
+def test_memoized_offers_match(block, extensions):
+    """From MEMO_MIN_JOBS jobs a run memoizes offers per offer class and version of the state
+    (``core/projection.py``: ``offer_class``, ``recall_offer``; ``wait_if_faster``'s epochs):
+    2 blocks × 8 scenarios of 32–80 jobs (ten models: more classes than are memoized), either
+    start rule, a quarter on mixed fleets, every scheduler."""
+    for seed in range(block * 8, (block + 1) * 8):
+        rng = np.random.default_rng([seed, extensions, 17])
+        data = random_scenario(rng, extensions=extensions, min_jobs=MEMO_MIN_JOBS, max_jobs=80,
+                               gpu_types=seed % 4 == 3)
+        data["start_rule"] = "wait_if_faster" if seed % 2 else "greedy"
+        scenario = parse_scenario(data)
+        for scheduler in SCHEDULER_PARTS:
+            assert_same_schedule(_run(bacepipe.run_scenario, scenario, scheduler),
+                                 _run(simulate_reference, scenario, scheduler),
+                                 f"seed {seed}, {scheduler}, {data['start_rule']}")
+
+
 @pytest.mark.parametrize("name", ["paper", "motivation"])
 def test_builtin_scenarios_match(name):
     for rule in ("greedy", "wait_if_faster"):
@@ -117,13 +137,15 @@ def test_scaled_random_points_match():
                                      f"bw {bw}, gpu {gs}, topology {t}, {scheduler}")
 
 
+@pytest.mark.parametrize("num_jobs", [12, MEMO_MIN_JOBS + 8])
 @pytest.mark.parametrize("rule", START_RULES)
-def test_a_topology_ends_the_same_in_any_batch(rule):
+def test_a_topology_ends_the_same_in_any_batch(rule, num_jobs):
     """The batched core reuses one workspace per thread across topologies (and caches per-job
-    tables in it): a topology's schedule must not depend on what ran before it on that
-    thread. Each topology of a batch, in reverse order and alone, gives the same arrays."""
+    tables and, from MEMO_MIN_JOBS jobs, memoized offers in it): a topology's schedule must not
+    depend on what ran before it on that thread. Each topology of a batch, in reverse order and
+    alone, gives the same arrays."""
     topologies = list(range(30))
-    options = dict(start_rule=rule, num_jobs=12, gpu_scale=0.75)
+    options = dict(start_rule=rule, num_jobs=num_jobs, gpu_scale=0.75)
     forward = simulate_batch(generate_batch("random", 5, topologies, **options), SCHEDULER_PARTS)
     backward = simulate_batch(generate_batch("random", 5, topologies[::-1], **options),
                               SCHEDULER_PARTS)

@@ -35,8 +35,8 @@ def solo_bounds_s(job, r_max, fast, k_min, k_max, prefix):
     """(ℓ, a) of SPEC §15 over k in k_min..k_max GPUs, s and GPU·s: the least execution time
     and the least GPU-time of job ``job`` (its row of constants), every hop at ``r_max`` Gbit/s
     and no latency (inf when the range is empty). ``fast`` is a scratch row of the same length.
-    Unless ``prefix`` is empty, ``prefix[k]`` gets ℓ over k_min..k for each k in the range (the
-    same value a call with that k_max returns)."""
+    Unless ``prefix`` is empty, ``prefix[k]`` gets ℓ / I_j over k_min..k for each k in the
+    range (I_j times it is the value a call with that k_max returns)."""
     copy_into(fast, job)
     h = fast[C_ACT_BITS] / (r_max * 1e9)  # every hop at r_max, no latency
     fast[C_INTRA_S] = h
@@ -53,7 +53,7 @@ def solo_bounds_s(job, r_max, fast, k_min, k_max, prefix):
         best_t = min(best_t, t)
         best_area = min(best_area, k * t)
         if prefix.shape[0] > 0:
-            prefix[k] = fast[C_ITERS] * best_t
+            prefix[k] = best_t
         comm += h
     return fast[C_ITERS] * best_t, fast[C_ITERS] * best_area
 

@@ -16,13 +16,15 @@ from bacepipe.core.model import C_ACT_BITS, C_ARRIVAL_S, C_KSTAR
 from bacepipe.core.projection import (
     accepted,
     execution_s,
+    keep_offer,
     mark_stale,
     placement_cost,
+    recall_offer,
     release_job,
     stage_time_s,
     unit_prices,
 )
-from bacepipe.core.structs import DONE, PENDING, RUNNING
+from bacepipe.core.structs import DONE, MEMO_MIN_JOBS, PENDING, RUNNING
 
 #: Direct calls to the built-in parts (generated from the registry, see bacepipe.core.dispatch).
 builtin = load_dispatch()
@@ -309,8 +311,15 @@ def simulate_one(run, gpus, code, parts, out, workspace):
         builtin.ordering(code[CODE_ORDERING], orderings, jobs, pending, n_jobs, 0.0, keys)
 
     # A stable-hold start rule holds a job again, without deciding, while nothing it reads
-    # changed since it last held it: ``version`` counts starts, releases and price changes.
-    stable_hold, held_at, version = code[CODE_STABLE_HOLD] != 0, scan.held_at, 0
+    # changed since it last held it: ``version`` counts starts, releases and price changes,
+    # continuing the workspace's count (what a start rule memoizes per version never goes stale).
+    stable_hold, held_at = code[CODE_STABLE_HOLD] != 0, scan.held_at
+    # Offers memoized per offer class and version (bacepipe.core.projection.offer_class) pay
+    # only once a queue holds jobs of one class; built-in parts read nothing but the state.
+    memo = stable_hold and n_jobs >= MEMO_MIN_JOBS
+    work.version[0] = -1
+    version = work.version[1] + 1
+    work.version[1] = work.version[2] = version
     t = jobs[arrivals[0], C_ARRIVAL_S]
     done, arrived, n_pending, sequence = 0, 0, 0, 0
     while done < n_jobs:
@@ -350,13 +359,18 @@ def simulate_one(run, gpus, code, parts, out, workspace):
                 j = pending[i]
                 if held_at[j] == version:
                     continue
+                if memo:  # what a decision memoizes is stamped with the state's version
+                    work.version[0] = work.version[1] = version
                 if code[CODE_GREEDY] != 0:
                     # the default rule, inlined: a start rule's call passes the run's arrays by
                     # value (~0.4 µs a call), which would dominate a greedy simulation
-                    plen, g = builtin.placement(code[CODE_PLACEMENT], placements, jobs[j],
-                                                int(jobs[j, C_KSTAR]), cluster, scratch,
-                                                allocate, decision)
-                    plen, g = accepted(run, jobs[j], plen, g, decision)
+                    c, plen, g = recall_offer(run, work, j, decision) if memo else (-1, -1, 0)
+                    if plen < 0:
+                        plen, g = builtin.placement(code[CODE_PLACEMENT], placements, jobs[j],
+                                                    int(jobs[j, C_KSTAR]), cluster, scratch,
+                                                    allocate, decision)
+                        plen, g = accepted(run, jobs[j], plen, g, decision)
+                        keep_offer(work, c, plen, g, decision)
                 else:
                     plen, g = builtin.start_rule(code[CODE_START_RULE], rules, j, t, run, cluster,
                                                  work, place, allocate, decision)

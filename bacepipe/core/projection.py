@@ -13,6 +13,8 @@ import numpy as np
 from bacepipe.core.bounds import solo_bounds_s
 from bacepipe.core.jit import copy_into, kernel
 from bacepipe.core.model import (
+    C_ARRIVAL_S,
+    C_E1,
     C_FLOP,
     C_ITERS,
     C_KSTAR,
@@ -24,7 +26,7 @@ from bacepipe.core.model import (
     t_comp,
     tou_energy_price,
 )
-from bacepipe.core.structs import Cluster
+from bacepipe.core.structs import MEMO_CLASSES, Cluster
 
 
 @kernel(inline=True)
@@ -43,11 +45,16 @@ def stage_time_s(run, job, path, plen, alloc):
 
 
 @kernel(inline=True)
-def execution_s(run, job, path, plen, alloc):
-    """E_j of a placement (Eq. 2, SPEC §12 latency included), s."""
+def iteration_s(run, job, path, plen, alloc):
+    """t_iter of a placement (Eq. 1, SPEC §12 latency included), s."""
     tc = stage_time_s(run, job, path, plen, alloc)
-    return job[C_ITERS] * placement_iter_time(job, path, plen, alloc, run.links, run.latency_s,
-                                              tc)
+    return placement_iter_time(job, path, plen, alloc, run.links, run.latency_s, tc)
+
+
+@kernel(inline=True)
+def execution_s(run, job, path, plen, alloc):
+    """E_j of a placement (Eq. 2: I_j · t_iter), s."""
+    return job[C_ITERS] * iteration_s(run, job, path, plen, alloc)
 
 
 @kernel(inline=True)
@@ -112,14 +119,16 @@ def offer(place, run, job, k, cluster, work, allocate, out):
 
 @kernel(inline=True)
 def least_exec_table(run, j, work):
-    """The slot of ``work.least`` that holds job j's ℓ_j table for :func:`least_exec_s`, filled
-    in one pass over the GPU counts the first time j asks in this run and kept while no other
-    job takes the slot (the table depends on the job alone). Without GPU types a placement has
-    at least m_j GPUs; with them the memory rule can allow fewer, so the range starts at 1."""
-    slot = j % work.least_job.shape[0]
-    if work.least_job[slot] == j:
+    """The slot of ``work.least`` that holds job j's ℓ_j table per iteration for
+    :func:`least_exec_s`, filled in one pass over the GPU counts the first time j (or a job of
+    its offer class, whose table is the same) asks in this run and kept while no other job
+    takes the slot. Without GPU types a placement has at least m_j GPUs; with them the memory
+    rule can allow fewer, so the range starts at 1."""
+    c = offer_class(run, work, j)
+    key, slot = (work.classes[c], c) if c >= 0 else (j, j % work.least_job.shape[0])
+    if work.least_job[slot] == key:
         return slot
-    work.least_job[slot] = j
+    work.least_job[slot] = key
     least, job = work.least[slot], run.jobs[j]
     kstar = int(job[C_KSTAR])
     k_min = 1 if run.hetero else int(job[C_MIN_GPUS])
@@ -132,9 +141,9 @@ def least_exec_table(run, j, work):
 @kernel(inline=True)
 def least_exec_s(job, least, gpus):
     """A floor on E_j of any placement with at most ``gpus`` GPUs (and at most K*): SPEC §15's
-    ℓ_j over that range (inf when empty), from the job's table
+    ℓ_j over that range (inf when empty), I_j times the job's table
     (``work.least[least_exec_table(...)]``)."""
-    return least[min(int(job[C_KSTAR]), gpus)]
+    return job[C_ITERS] * least[min(int(job[C_KSTAR]), gpus)]
 
 
 @kernel(inline=True)
@@ -223,3 +232,81 @@ def advance_projection(run, work, n_running, i):
         i += 1
     unit_prices(run, tau, work.price)
     return i, tau
+
+
+@kernel(inline=True)
+def project_to(run, cluster, work, n_running, released, end):
+    """Advance the projected copy until it has released ``order[:end]`` (beginning it when
+    ``released`` < 0, no copy yet), an epoch at a time; returns how many it has released."""
+    if released < 0:
+        begin_projection(run, cluster, work)
+        released = 0
+    while released < end:
+        released, _ = advance_projection(run, work, n_running, released)
+    return released
+
+
+@kernel(inline=True)
+def _same_offers(a, b):
+    """Whether two jobs' constants are equal in every column a built-in placement, allocator,
+    the memory rule or t_iter reads: all but the iteration count, E_j(1) and the arrival."""
+    for col in range(a.shape[0]):
+        if col != C_ITERS and col != C_E1 and col != C_ARRIVAL_S and a[col] != b[col]:
+            return False
+    return True
+
+
+@kernel(inline=True)
+def offer_class(run, work, j):
+    """Job j's offer class in this run: jobs of one class get the same offer, and the same
+    t_iter of it, on any state (they differ only in what scales E_j), so a start rule may
+    memoize one class's projected offers for the others. −1 without a memo (``work.version[0]``
+    < 0: a part may read more than the state) or beyond :data:`MEMO_CLASSES` classes."""
+    if work.version[0] < 0:
+        return -1
+    this_run = work.version[2]
+    if work.class_run[j] == this_run:
+        return work.job_class[j]
+    classes = work.classes
+    if classes[MEMO_CLASSES + 1] != this_run:
+        classes[MEMO_CLASSES], classes[MEMO_CLASSES + 1] = 0, this_run
+    n = classes[MEMO_CLASSES]
+    c = 0
+    while c < n and not _same_offers(run.jobs[classes[c]], run.jobs[j]):
+        c += 1
+    if c == n:
+        if n < MEMO_CLASSES:
+            classes[c] = j
+            classes[MEMO_CLASSES] = n + 1
+        else:
+            c = -1
+    work.job_class[j], work.class_run[j] = c, this_run
+    return c
+
+
+@kernel(inline=True)
+def recall_offer(run, work, j, out):
+    """Job j's offer on the live state, if a job of its offer class got one on this version of
+    the state and prices (the offer is the same for the whole class): written into ``out``.
+    Returns (the class, plen, g), plen = −1 when there is none to recall."""
+    c = offer_class(run, work, j)
+    if c < 0 or work.now_version[c] != work.version[0]:
+        return c, -1, 0
+    plen = work.now_size[c, 0]
+    for p in range(plen):
+        r = work.now_regions[c, p]
+        out.path[p] = r
+        out.alloc[r] = work.now_gpus[c, p]
+    return c, plen, work.now_size[c, 1]
+
+
+@kernel(inline=True)
+def keep_offer(work, c, plen, g, out):
+    """Memoize class c's offer ``out`` (plen, g) on this version for :func:`recall_offer`."""
+    if c < 0:
+        return
+    work.now_version[c] = work.version[0]
+    work.now_size[c, 0], work.now_size[c, 1] = plen, g
+    for p in range(plen):
+        work.now_regions[c, p] = out.path[p]
+        work.now_gpus[c, p] = out.alloc[out.path[p]]

@@ -69,10 +69,27 @@ class Work(NamedTuple):
     now_path, now_alloc : int64[6, R]  the placements of the options at the decision's own
                                       time (the first 6 rows of ``options``), to start on.
     row : float64[N_CONST]            a scratch row of job constants.
-    least : float64[S, K + 1]         ℓ_j per GPU cap up to K* of the job cached in each of S
-                                      slots (K: the largest K* of the batch;
+    least : float64[S, K + 1]         ℓ_j / I_j per GPU cap up to K* of the job, cached in each
+                                      of S slots (K: the largest K* of the batch;
                                       :func:`bacepipe.core.projection.least_exec_table`).
-    least_job : int64[S]              the job whose table each slot holds, −1 for none.
+    least_job : int64[S]              the job (or its class's first) whose table each slot
+                                      holds, −1 for none.
+    version : int64[3]                [0] the version of the state a decision sees (the loop's
+                                      count of starts, releases and price changes; −1 when a
+                                      part may read more than the state), [1] the last version
+                                      of this workspace (versions never repeat across its runs),
+                                      [2] the run's first version.
+    job_class, class_run : int64[J]   a job's offer class (:func:`~bacepipe.core.projection.
+                                      offer_class`, −1: none) and the run (its first version)
+                                      that found it.
+    classes : int64[M + 2]            a job of each of the run's classes, M at most
+                                      (:data:`MEMO_CLASSES`); [M] how many, [M + 1] their run.
+    memo_version : int64[J, M + 1]    per epoch of a projection (its first index into ``order``)
+    memo_gpus : int64[J, M + 1]       and class, the version an offer was memoized at, its GPUs
+    memo_iter_s : float64[J, M]       and its iteration time; column M: the epoch's free GPUs.
+    now_version : int64[M]            per class, the version its offer on the live state was
+    now_size : int64[M, 2]            memoized at, its (plen, g), path and GPUs per path
+    now_regions, now_gpus : int64[M, R]  position (:func:`~bacepipe.core.projection.memo_offer`).
     """
 
     scratch: Scratch
@@ -91,6 +108,17 @@ class Work(NamedTuple):
     row: np.ndarray
     least: np.ndarray
     least_job: np.ndarray
+    version: np.ndarray
+    job_class: np.ndarray
+    class_run: np.ndarray
+    classes: np.ndarray
+    memo_version: np.ndarray
+    memo_gpus: np.ndarray
+    memo_iter_s: np.ndarray
+    now_version: np.ndarray
+    now_size: np.ndarray
+    now_regions: np.ndarray
+    now_gpus: np.ndarray
 
 
 class Run(NamedTuple):
@@ -152,6 +180,12 @@ OPTIONS_PER_EPOCH = 6
 OPT_TAU, OPT_JCT, OPT_COST, OPT_GPUS, OPT_Q, OPT_PLEN = range(6)
 #: Jobs whose ℓ_j tables :attr:`Work.least` keeps at once (job j in slot j mod this).
 LEAST_SLOTS = 16
+#: Offer classes a run memoizes projected offers for (:attr:`Work.memo_gpus`); jobs of further
+#: classes are decided without the memo.
+MEMO_CLASSES = 8
+#: Jobs a run needs before it memoizes offers: with fewer, a queue seldom holds two jobs of one
+#: class and the bookkeeping costs more than it saves (the paper's 8 jobs: ~10 %).
+MEMO_MIN_JOBS = 32
 
 
 def make_cluster(n_regions: int) -> Cluster:
@@ -177,4 +211,11 @@ def make_work(n_regions, n_jobs, max_kstar):
                 np.zeros((OPTIONS_PER_EPOCH, r), np.int64),
                 np.zeros((OPTIONS_PER_EPOCH, r), np.int64),
                 np.zeros(N_CONST), np.zeros((LEAST_SLOTS, max_kstar + 1)),
-                np.full(LEAST_SLOTS, -1, np.int64))
+                np.full(LEAST_SLOTS, -1, np.int64), np.full(3, -1, np.int64),
+                np.full(n_jobs, -1, np.int64), np.full(n_jobs, -1, np.int64),
+                np.full(MEMO_CLASSES + 2, -1, np.int64),
+                np.full((n_jobs, MEMO_CLASSES + 1), -1, np.int64),
+                np.zeros((n_jobs, MEMO_CLASSES + 1), np.int64),
+                np.zeros((n_jobs, MEMO_CLASSES)), np.full(MEMO_CLASSES, -1, np.int64),
+                np.zeros((MEMO_CLASSES, 2), np.int64), np.zeros((MEMO_CLASSES, r), np.int64),
+                np.zeros((MEMO_CLASSES, r), np.int64))

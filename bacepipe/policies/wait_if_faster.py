@@ -4,17 +4,19 @@ L >= K*_j or no job is running (jobs started at t count). Otherwise, for each di
 j's own placement policy there, with prices at τ_k, giving p_k. j waits iff
 min_k (τ_k + E_j(p_k)) < t + E_j(p), strictly; if every τ_k gives nothing, j starts."""
 
-from bacepipe.core.model import C_KSTAR
+from bacepipe.core.model import C_ITERS, C_KSTAR
 from bacepipe.core.projection import (
-    advance_projection,
-    begin_projection,
     execution_s,
+    iteration_s,
+    keep_offer,
     least_exec_s,
     least_exec_table,
     offer,
+    project_to,
+    recall_offer,
     running_by_end,
 )
-from bacepipe.policies.api import Decision, start_rule_kernel
+from bacepipe.policies.api import Cluster, Decision, start_rule_kernel
 from bacepipe.sim.reference import offer as offer_twin
 from bacepipe.sim.reference import projections
 
@@ -27,10 +29,14 @@ STATIC = True
 def kernel(j, t, run, cluster, work, place, allocate, out):
     job = run.jobs[j]
     kstar = int(job[C_KSTAR])
-    plen, g = offer(place, run, job, kstar, cluster, work, allocate, out)
+    c, plen, g = recall_offer(run, work, j, out)
+    if plen < 0:
+        plen, g = offer(place, run, job, kstar, cluster, work, allocate, out)
+        keep_offer(work, c, plen, g, out)
     if g == 0 or g >= kstar:
         return plen, g
-    n_running = running_by_end(run, work.order)
+    order = work.order
+    n_running = running_by_end(run, order)
     if n_running == 0:
         return plen, g
     finish_now = t + execution_s(run, job, out.path, plen, out.alloc)
@@ -39,16 +45,38 @@ def kernel(j, t, run, cluster, work, place, allocate, out):
     # GPU count, it holds for every later epoch too).
     least = work.least[least_exec_table(run, j, work)]
     never = least_exec_s(job, least, kstar)
+    # Every job decided on one state sees the same epochs, and jobs of one offer class get the
+    # same offer at each: an epoch's free GPUs and a class's offer there are memoized per
+    # version of the state, and the copy is advanced only to compute what is not.
+    version = work.version[0]
+    stamp, free_col = work.memo_version, work.memo_gpus.shape[1] - 1
     trial = Decision(work.trial_path, work.trial_alloc)
-    projected = begin_projection(run, cluster, work)
-    i = 0
-    while i < n_running and run.end_s[work.order[i]] + never < finish_now:
-        i, tau = advance_projection(run, work, n_running, i)
-        if tau + least_exec_s(job, least, projected.free.sum()) >= finish_now:
-            continue
-        plen_k, g_k = offer(place, run, job, kstar, projected, work, allocate, trial)
-        if g_k > 0 and tau + execution_s(run, job, trial.path, plen_k, trial.alloc) < finish_now:
-            return 0, 0
+    projected = Cluster(work.free, work.resid, work.price, cluster.speed)
+    i, released = 0, -1  # released: running jobs released on the copy (−1: no copy yet)
+    while i < n_running and run.end_s[order[i]] + never < finish_now:
+        tau, i_next = run.end_s[order[i]], i + 1
+        while i_next < n_running and run.end_s[order[i_next]] == tau:
+            i_next += 1
+        if version >= 0 and stamp[i, free_col] == version:
+            free = work.memo_gpus[i, free_col]
+        else:
+            released = project_to(run, cluster, work, n_running, released, i_next)
+            free = projected.free.sum()
+            stamp[i, free_col], work.memo_gpus[i, free_col] = version, free
+        if tau + least_exec_s(job, least, free) < finish_now:
+            if c >= 0 and stamp[i, c] == version:
+                g_k, iter_s = work.memo_gpus[i, c], work.memo_iter_s[i, c]
+            else:
+                released = project_to(run, cluster, work, n_running, released, i_next)
+                plen_k, g_k = offer(place, run, job, kstar, projected, work, allocate, trial)
+                iter_s = iteration_s(run, job, trial.path, plen_k, trial.alloc) if g_k > 0 \
+                    else 0.0
+                if c >= 0:
+                    stamp[i, c], work.memo_gpus[i, c], work.memo_iter_s[i, c] = \
+                        version, g_k, iter_s
+            if g_k > 0 and tau + job[C_ITERS] * iter_s < finish_now:
+                return 0, 0
+        i = i_next
     return plen, g
 
 
