@@ -171,6 +171,7 @@ def test_placements_are_kept_in_min_regions_layers_positions():
     assert result.path.shape[-1] == result.path_gpus.shape[-1] == 5
     assert (result.status == 0).all() and result.path_len.max() == 5  # full width used
     assert result.alloc.shape[-1] == 12
+    alloc = result.alloc  # expanded on each access
     for t, s, j in np.ndindex(result.path_len.shape):
         n = result.path_len[t, s, j]
         path, gpus = result.path[t, s, j], result.path_gpus[t, s, j]
@@ -178,4 +179,4 @@ def test_placements_are_kept_in_min_regions_layers_positions():
         assert (path[n:] == -1).all() and (gpus[n:] == 0).all() and (gpus[:n] >= 1).all()
         by_region = np.zeros(12, np.int64)
         by_region[path[:n]] = gpus[:n]
-        np.testing.assert_array_equal(result.alloc[t, s, j], by_region)
+        np.testing.assert_array_equal(alloc[t, s, j], by_region)

@@ -221,17 +221,26 @@ def release_job(run, j, free, resid, users, work):
 
 
 @kernel(inline=True)
+def epoch_end(run, order, n_running, i):
+    """The projected epoch that ``order[i]`` ends: the index after the last running job (in
+    ``order``, by end time) with the same end time τ."""
+    tau, end = run.end_s[order[i]], i + 1
+    while end < n_running and run.end_s[order[end]] == tau:
+        end += 1
+    return end
+
+
+@kernel(inline=True)
 def advance_projection(run, work, n_running, i):
     """Release, on the copy, ``work.order[i]`` and every later running job with the same end time
     τ (both directions of each reservation, back to nominal when no user is left) and set the
     copy's prices at τ. Returns (the next i, τ)."""
     order = work.order
-    tau = run.end_s[order[i]]
-    while i < n_running and run.end_s[order[i]] == tau:
-        release_job(run, order[i], work.free, work.resid, work.users, work)
-        i += 1
+    tau, end = run.end_s[order[i]], epoch_end(run, order, n_running, i)
+    for q in range(i, end):
+        release_job(run, order[q], work.free, work.resid, work.users, work)
     unit_prices(run, tau, work.price)
-    return i, tau
+    return end, tau
 
 
 @kernel(inline=True)

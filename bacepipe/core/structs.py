@@ -89,7 +89,8 @@ class Work(NamedTuple):
     memo_iter_s : float64[J, M]       and its iteration time; column M: the epoch's free GPUs.
     now_version : int64[M]            per class, the version its offer on the live state was
     now_size : int64[M, 2]            memoized at, its (plen, g), path and GPUs per path
-    now_regions, now_gpus : int64[M, R]  position (:func:`~bacepipe.core.projection.memo_offer`).
+    now_regions, now_gpus : int64[M, R]  position (:func:`~bacepipe.core.projection.recall_offer`,
+                                      ``keep_offer``).
     """
 
     scratch: Scratch
@@ -184,7 +185,7 @@ LEAST_SLOTS = 16
 #: classes are decided without the memo.
 MEMO_CLASSES = 8
 #: Jobs a run needs before it memoizes offers: with fewer, a queue seldom holds two jobs of one
-#: class and the bookkeeping costs more than it saves (the paper's 8 jobs: ~10 %).
+#: class and the bookkeeping costs more than it saves (on the paper's 8 jobs it cost ~10 %).
 MEMO_MIN_JOBS = 32
 
 

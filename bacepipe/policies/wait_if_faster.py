@@ -6,6 +6,7 @@ min_k (τ_k + E_j(p_k)) < t + E_j(p), strictly; if every τ_k gives nothing, j s
 
 from bacepipe.core.model import C_ITERS, C_KSTAR
 from bacepipe.core.projection import (
+    epoch_end,
     execution_s,
     iteration_s,
     keep_offer,
@@ -54,9 +55,7 @@ def kernel(j, t, run, cluster, work, place, allocate, out):
     projected = Cluster(work.free, work.resid, work.price, cluster.speed)
     i, released = 0, -1  # released: running jobs released on the copy (−1: no copy yet)
     while i < n_running and run.end_s[order[i]] + never < finish_now:
-        tau, i_next = run.end_s[order[i]], i + 1
-        while i_next < n_running and run.end_s[order[i_next]] == tau:
-            i_next += 1
+        tau, i_next = run.end_s[order[i]], epoch_end(run, order, n_running, i)
         if version >= 0 and stamp[i, free_col] == version:
             free = work.memo_gpus[i, free_col]
         else:
