@@ -1,8 +1,16 @@
 """Shared fixtures: small scenarios written as the YAML of SPEC §9."""
 
 import copy
+import os
 
 import pytest
+from hypothesis import settings
+
+# Property and fuzz tests draw the same examples on every run, so that a failure in CI reproduces
+# on any machine; HYPOTHESIS_PROFILE=explore draws new ones each run.
+settings.register_profile("deterministic", derandomize=True, database=None)
+settings.register_profile("explore")
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "deterministic"))
 
 BASE = {
     "regions": [

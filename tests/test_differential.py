@@ -100,7 +100,8 @@ def test_mixed_fleets_match(block, extensions):
 @pytest.mark.parametrize("block", range(2))
 def test_memoized_offers_match(block, extensions):
     """From MEMO_MIN_JOBS jobs a run memoizes offers per offer class and version of the state
-    (``core/projection.py``: ``offer_class``, ``recall_offer``; ``wait_if_faster``'s epochs):
+    (``core/projection.py``: ``offer_class``, ``recall_offer``; ``wait_if_faster``'s epochs per
+    chain of states, ``chain_offer``, and the holds the loop applies, ``certified_hold``):
     2 blocks × 8 scenarios of 32–80 jobs (ten models: more classes than are memoized), either
     start rule, a quarter on mixed fleets, every scheduler."""
     for seed in range(block * 8, (block + 1) * 8):

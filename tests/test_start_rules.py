@@ -1,5 +1,6 @@
 """SPEC §13 and §14 by hand: cases whose outcome follows from the text alone, checked on the
-compiled core and on the twin."""
+compiled core and on the twin, and on the kernels by which the event loop holds a job as
+wait_if_faster would without calling it."""
 
 import numpy as np
 import pytest
@@ -8,9 +9,12 @@ import bacepipe
 from bacepipe.core import _codes, batch_inputs, compiled_parts
 from bacepipe.core.batch import empty_outputs, path_width, shares, simulate_batch_kernel
 from bacepipe.core.loop import CODE_STABLE_HOLD
+from bacepipe.core.model import C_ITERS, N_CONST
+from bacepipe.core.projection import certified_hold, keep_hold
+from bacepipe.core.structs import make_work
 from bacepipe.model.generate import generate_batch
 from bacepipe.model.scenario import parse_scenario
-from bacepipe.policies.api import OPT_COST, OPT_GPUS, OPT_JCT, OPT_Q, OPT_TAU
+from bacepipe.policies.api import OPT_COST, OPT_GPUS, OPT_JCT, OPT_Q, OPT_TAU, _example_run
 from bacepipe.policies.spt_plan import QUOTAS, choose, target
 from bacepipe.sim.reference import simulate_reference
 
@@ -116,3 +120,44 @@ def test_skipping_stably_held_jobs_changes_nothing(rule, prices):
         for field in skipped._fields:
             np.testing.assert_array_equal(getattr(skipped, field), getattr(decided, field),
                                           err_msg=f"{field}, seed {seed}")
+
+
+def _one_class_work(iters: float):
+    """A run of one job (I_j = ``iters``) and a workspace on version 5 where it is class 0."""
+    run = _example_run()._replace(jobs=np.zeros((1, N_CONST)))
+    run.jobs[0, C_ITERS] = iters
+    work = make_work(1, 1, 1)
+    work.version[:3] = 5, 5, 5
+    work.job_class[0], work.class_run[0] = 0, 5
+    return run, work
+
+
+def test_a_class_hold_holds_strictly_as_wait_if_faster_does():
+    """SPEC §13: j waits iff τ + E_j(p_τ) < t + E_j(p), strictly. The hold the event loop applies
+    without calling the rule (``certified_hold``) makes that comparison for the job's own I_j:
+    an epoch with τ = 12 s and t_iter 1 s against t_iter 2 s now holds a job of 2 iterations at
+    t = 10.5 s (14 < 14.5), not at t = 10 s (a tie), and a job of 1 iteration at neither."""
+    run, work = _one_class_work(2.0)
+    assert not certified_hold(run, work, 0, 10.5)  # nothing kept on this version yet
+    keep_hold(work, 0, 10.0, 12.0, 1.0, 2.0)
+    assert certified_hold(run, work, 0, 10.5)
+    assert not certified_hold(run, work, 0, 10.0)
+    run.jobs[0, C_ITERS] = 1.0
+    assert not certified_hold(run, work, 0, 10.5)
+    work.version[0] = 6  # the state changed: the hold is of another state
+    run.jobs[0, C_ITERS] = 2.0
+    assert not certified_hold(run, work, 0, 10.5)
+
+
+def test_a_class_keeps_the_hold_that_holds_from_fewer_iterations():
+    """Of two epochs that held a job of the class, the one kept makes waiting pay from fewer
+    iterations on ((τ − t) / (t_iter now − t_iter at τ)); an offer of nothing holds them all."""
+    run, work = _one_class_work(3.0)
+    keep_hold(work, 0, 10.0, 20.0, 1.0, 2.0)  # pays from 10 iterations: 3 are not held
+    assert not certified_hold(run, work, 0, 10.0)
+    keep_hold(work, 0, 10.0, 11.0, 1.5, 2.0)  # pays from 2: kept
+    keep_hold(work, 0, 10.0, 20.0, 1.0, 2.0)  # pays from 10: not kept
+    assert certified_hold(run, work, 0, 10.0)  # 11 + 4.5 < 10 + 6
+    keep_hold(work, 0, 10.0, -np.inf, 0.0, 0.0)
+    run.jobs[0, C_ITERS] = 1e-9
+    assert certified_hold(run, work, 0, 10.0)

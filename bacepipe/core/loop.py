@@ -15,6 +15,7 @@ from bacepipe.core.jit import copy_into, kernel
 from bacepipe.core.model import C_ACT_BITS, C_ARRIVAL_S, C_KSTAR
 from bacepipe.core.projection import (
     accepted,
+    certified_hold,
     execution_s,
     keep_offer,
     mark_stale,
@@ -320,6 +321,8 @@ def simulate_one(run, gpus, code, parts, out, workspace):
     work.version[0] = -1
     version = work.version[1] + 1
     work.version[1] = work.version[2] = version
+    chain, shift = version, 0  # the chain of states (see Work.version) and its releases
+    work.version[3], work.version[4] = chain, shift
     t = jobs[arrivals[0], C_ARRIVAL_S]
     done, arrived, n_pending, sequence = 0, 0, 0, 0
     while done < n_jobs:
@@ -327,6 +330,10 @@ def simulate_one(run, gpus, code, parts, out, workspace):
         done += released
         if released > 0:
             version += 1
+            if released == 1:
+                shift += 1
+            else:  # released in index order, projected in start order: a new chain
+                chain, shift = version, 0
         while arrived < n_jobs and jobs[arrivals[arrived], C_ARRIVAL_S] <= t:
             j = arrivals[arrived]  # 2. arrivals join the queue
             arrived += 1
@@ -361,6 +368,7 @@ def simulate_one(run, gpus, code, parts, out, workspace):
                     continue
                 if memo:  # what a decision memoizes is stamped with the state's version
                     work.version[0] = work.version[1] = version
+                    work.version[3], work.version[4] = chain, shift
                 if code[CODE_GREEDY] != 0:
                     # the default rule, inlined: a start rule's call passes the run's arrays by
                     # value (~0.4 µs a call), which would dominate a greedy simulation
@@ -371,6 +379,8 @@ def simulate_one(run, gpus, code, parts, out, workspace):
                                                     allocate, decision)
                         plen, g = accepted(run, jobs[j], plen, g, decision)
                         keep_offer(work, c, plen, g, decision)
+                elif memo and certified_hold(run, work, j, t):
+                    plen, g = 0, 0  # held as the start rule would hold it, without its call
                 else:
                     plen, g = builtin.start_rule(code[CODE_START_RULE], rules, j, t, run, cluster,
                                                  work, place, allocate, decision)
@@ -388,6 +398,7 @@ def simulate_one(run, gpus, code, parts, out, workspace):
                     pending[q] = pending[q + 1]
                 sequence += 1
                 version += 1
+                chain, shift = version, 0
                 started = True
                 break
             if not started:

@@ -319,3 +319,45 @@ def keep_offer(work, c, plen, g, out):
     for p in range(plen):
         work.now_regions[c, p] = out.path[p]
         work.now_gpus[c, p] = out.alloc[out.path[p]]
+
+
+@kernel(inline=True)
+def chain_offer(work, c):
+    """Class c's offer on the live state as (g, t_iter), when a release of one job made the
+    state a projection memoized on this chain: the live state is then, bit for bit, the copy
+    that released that job (the same releases, in the same order, prices at τ = now). (−1, 0)
+    when it is not known."""
+    chain, shift = work.version[3], work.version[4]
+    if c < 0 or shift == 0 or work.memo_version[shift - 1, c] != chain:
+        return -1, 0.0
+    return work.memo_gpus[shift - 1, c], work.memo_iter_s[shift - 1, c]
+
+
+@kernel(inline=True)
+def certified_hold(run, work, j, t):
+    """Whether job j's offer class has a hold on this version of the state that holds j at time
+    t (:func:`keep_hold`): τ + I_j·t_iter(τ) < t + I_j·t_iter(now) is the comparison the start
+    rule itself makes at that epoch, the same floating-point operations, so a job it holds is
+    one the rule holds (at the first such epoch; the answer, hold, is the same). A hold of
+    τ = −∞ holds every job of the class (its offer now is nothing)."""
+    c = offer_class(run, work, j)
+    if c < 0 or work.hold_version[c] != work.version[0]:
+        return False
+    iters, hold = run.jobs[j, C_ITERS], work.hold[c]
+    return hold[0] + iters * hold[1] < t + iters * hold[2]
+
+
+@kernel(inline=True)
+def keep_hold(work, c, t, tau, iter_s, now_iter_s):
+    """Keep the epoch (τ, t_iter there) that held a job of class c at time t as the class's hold
+    on this version, unless the one kept holds from fewer iterations on: (τ − t) / (t_iter(now)
+    − t_iter(τ)), the fewest that make the epoch the faster finish, is smaller for it (or it
+    holds every job, τ = −∞)."""
+    if c < 0:
+        return
+    hold, version = work.hold[c], work.version[0]
+    if work.hold_version[c] == version and tau > -np.inf and (hold[0] == -np.inf or (
+            hold[0] - t) / (now_iter_s - hold[1]) <= (tau - t) / (now_iter_s - iter_s)):
+        return
+    work.hold_version[c] = version
+    hold[0], hold[1], hold[2] = tau, iter_s, now_iter_s

@@ -74,23 +74,35 @@ class Work(NamedTuple):
                                       :func:`bacepipe.core.projection.least_exec_table`).
     least_job : int64[S]              the job (or its class's first) whose table each slot
                                       holds, −1 for none.
-    version : int64[3]                [0] the version of the state a decision sees (the loop's
+    version : int64[5]                [0] the version of the state a decision sees (the loop's
                                       count of starts, releases and price changes; −1 when a
                                       part may read more than the state), [1] the last version
                                       of this workspace (versions never repeat across its runs),
-                                      [2] the run's first version.
+                                      [2] the run's first version, [3] the version that began
+                                      the state's chain and [4] how many jobs the chain has
+                                      released since: from a start (or the run's beginning) on,
+                                      releases of one job at a time leave every later epoch of a
+                                      projection (SPEC §13) in the same state, so a projection's
+                                      memo is kept per chain, in row (jobs released) + (the
+                                      epoch's index into ``order``).
     job_class, class_run : int64[J]   a job's offer class (:func:`~bacepipe.core.projection.
                                       offer_class`, −1: none) and the run (its first version)
                                       that found it.
     classes : int64[M + 2]            a job of each of the run's classes, M at most
                                       (:data:`MEMO_CLASSES`); [M] how many, [M + 1] their run.
-    memo_version : int64[J, M + 1]    per epoch of a projection (its first index into ``order``)
-    memo_gpus : int64[J, M + 1]       and class, the version an offer was memoized at, its GPUs
-    memo_iter_s : float64[J, M]       and its iteration time; column M: the epoch's free GPUs.
+    memo_version : int64[J, M + 1]    per epoch of a projection (its row, see ``version``) and
+    memo_gpus : int64[J, M + 1]       class, the chain an offer was memoized on, its GPUs and
+    memo_iter_s : float64[J, M]       its iteration time; column M: the epoch's free GPUs.
     now_version : int64[M]            per class, the version its offer on the live state was
     now_size : int64[M, 2]            memoized at, its (plen, g), path and GPUs per path
     now_regions, now_gpus : int64[M, R]  position (:func:`~bacepipe.core.projection.recall_offer`,
                                       ``keep_offer``).
+    hold_version : int64[M]           per class, the version at which a start rule found an
+    hold : float64[M, 3]              epoch that holds its jobs back, and (τ, t_iter of the
+                                      class's offer at τ, t_iter of its offer now): on that
+                                      version a job of I_j iterations is held at time t when
+                                      τ + I_j·t_iter(τ) < t + I_j·t_iter(now) (SPEC §13;
+                                      :func:`~bacepipe.core.projection.certified_hold`).
     """
 
     scratch: Scratch
@@ -120,6 +132,8 @@ class Work(NamedTuple):
     now_size: np.ndarray
     now_regions: np.ndarray
     now_gpus: np.ndarray
+    hold_version: np.ndarray
+    hold: np.ndarray
 
 
 class Run(NamedTuple):
@@ -212,11 +226,12 @@ def make_work(n_regions, n_jobs, max_kstar):
                 np.zeros((OPTIONS_PER_EPOCH, r), np.int64),
                 np.zeros((OPTIONS_PER_EPOCH, r), np.int64),
                 np.zeros(N_CONST), np.zeros((LEAST_SLOTS, max_kstar + 1)),
-                np.full(LEAST_SLOTS, -1, np.int64), np.full(3, -1, np.int64),
+                np.full(LEAST_SLOTS, -1, np.int64), np.full(5, -1, np.int64),
                 np.full(n_jobs, -1, np.int64), np.full(n_jobs, -1, np.int64),
                 np.full(MEMO_CLASSES + 2, -1, np.int64),
                 np.full((n_jobs, MEMO_CLASSES + 1), -1, np.int64),
                 np.zeros((n_jobs, MEMO_CLASSES + 1), np.int64),
                 np.zeros((n_jobs, MEMO_CLASSES)), np.full(MEMO_CLASSES, -1, np.int64),
                 np.zeros((MEMO_CLASSES, 2), np.int64), np.zeros((MEMO_CLASSES, r), np.int64),
-                np.zeros((MEMO_CLASSES, r), np.int64))
+                np.zeros((MEMO_CLASSES, r), np.int64), np.full(MEMO_CLASSES, -1, np.int64),
+                np.zeros((MEMO_CLASSES, 3)))

@@ -4,11 +4,15 @@ L >= K*_j or no job is running (jobs started at t count). Otherwise, for each di
 j's own placement policy there, with prices at τ_k, giving p_k. j waits iff
 min_k (τ_k + E_j(p_k)) < t + E_j(p), strictly; if every τ_k gives nothing, j starts."""
 
+import numpy as np
+
+from bacepipe.core.jit import kernel
 from bacepipe.core.model import C_ITERS, C_KSTAR
 from bacepipe.core.projection import (
+    chain_offer,
     epoch_end,
-    execution_s,
     iteration_s,
+    keep_hold,
     keep_offer,
     least_exec_s,
     least_exec_table,
@@ -26,57 +30,79 @@ from bacepipe.sim.reference import projections
 STATIC = True
 
 
+@kernel(inline=True)
+def _offer_to_start(place, run, job, kstar, cluster, work, allocate, out, c, plen, g):
+    """The offer to start on, in ``out``: made now if only its (g, t_iter) was known."""
+    if plen >= 0:
+        return plen, g
+    plen, g = offer(place, run, job, kstar, cluster, work, allocate, out)
+    keep_offer(work, c, plen, g, out)
+    return plen, g
+
+
 @start_rule_kernel
 def kernel(j, t, run, cluster, work, place, allocate, out):
     job = run.jobs[j]
     kstar = int(job[C_KSTAR])
     c, plen, g = recall_offer(run, work, j, out)
+    # The offer's path is needed only to start: while it is not, the class's (g, t_iter) on the
+    # live state may come from a projection of an earlier state of the chain (plen < 0).
+    now_iter_s = 0.0
     if plen < 0:
-        plen, g = offer(place, run, job, kstar, cluster, work, allocate, out)
-        keep_offer(work, c, plen, g, out)
-    if g == 0 or g >= kstar:
-        return plen, g
+        g, now_iter_s = chain_offer(work, c)
+        if g < 0:
+            plen, g = offer(place, run, job, kstar, cluster, work, allocate, out)
+            keep_offer(work, c, plen, g, out)
+    if g == 0:  # held until the state changes, like every job of its class
+        keep_hold(work, c, t, -np.inf, 0.0, 0.0)
+        return 0, 0
     order = work.order
     n_running = running_by_end(run, order)
-    if n_running == 0:
-        return plen, g
-    finish_now = t + execution_s(run, job, out.path, plen, out.alloc)
+    if g >= kstar or n_running == 0:
+        return _offer_to_start(place, run, job, kstar, cluster, work, allocate, out, c, plen, g)
+    if plen >= 0:
+        now_iter_s = iteration_s(run, job, out.path, plen, out.alloc)
+    finish_now = t + job[C_ITERS] * now_iter_s
     # No placement runs faster than SPEC §15's ℓ_j over the GPUs it can have: an epoch where
     # even that ends no sooner cannot make the job wait (exact pruning; once it holds for every
     # GPU count, it holds for every later epoch too).
     least = work.least[least_exec_table(run, j, work)]
     never = least_exec_s(job, least, kstar)
-    # Every job decided on one state sees the same epochs, and jobs of one offer class get the
-    # same offer at each: an epoch's free GPUs and a class's offer there are memoized per
-    # version of the state, and the copy is advanced only to compute what is not.
-    version = work.version[0]
+    # Every job decided on one chain of states sees the same epochs in the same states, and jobs
+    # of one offer class get the same offer at each: an epoch's free GPUs and a class's offer
+    # there are memoized per chain (row: the epoch's position in it, see ``Work.version``), and
+    # the copy is advanced only to compute what is not.
+    chain, shift = work.version[3], work.version[4]
     stamp, free_col = work.memo_version, work.memo_gpus.shape[1] - 1
     trial = Decision(work.trial_path, work.trial_alloc)
     projected = Cluster(work.free, work.resid, work.price, cluster.speed)
     i, released = 0, -1  # released: running jobs released on the copy (−1: no copy yet)
     while i < n_running and run.end_s[order[i]] + never < finish_now:
         tau, i_next = run.end_s[order[i]], epoch_end(run, order, n_running, i)
-        if version >= 0 and stamp[i, free_col] == version:
-            free = work.memo_gpus[i, free_col]
+        row = shift + i
+        if work.version[0] >= 0 and stamp[row, free_col] == chain:
+            free = work.memo_gpus[row, free_col]
         else:
             released = project_to(run, cluster, work, n_running, released, i_next)
             free = projected.free.sum()
-            stamp[i, free_col], work.memo_gpus[i, free_col] = version, free
+            stamp[row, free_col], work.memo_gpus[row, free_col] = chain, free
         if tau + least_exec_s(job, least, free) < finish_now:
-            if c >= 0 and stamp[i, c] == version:
-                g_k, iter_s = work.memo_gpus[i, c], work.memo_iter_s[i, c]
+            if c >= 0 and stamp[row, c] == chain:
+                g_k, iter_s = work.memo_gpus[row, c], work.memo_iter_s[row, c]
             else:
                 released = project_to(run, cluster, work, n_running, released, i_next)
                 plen_k, g_k = offer(place, run, job, kstar, projected, work, allocate, trial)
                 iter_s = iteration_s(run, job, trial.path, plen_k, trial.alloc) if g_k > 0 \
                     else 0.0
                 if c >= 0:
-                    stamp[i, c], work.memo_gpus[i, c], work.memo_iter_s[i, c] = \
-                        version, g_k, iter_s
+                    stamp[row, c], work.memo_gpus[row, c], work.memo_iter_s[row, c] = \
+                        chain, g_k, iter_s
             if g_k > 0 and tau + job[C_ITERS] * iter_s < finish_now:
+                # the event loop holds the class's later jobs by this epoch without a call
+                keep_hold(work, c, t, tau, iter_s, now_iter_s)
                 return 0, 0
         i = i_next
-    return plen, g
+    return _offer_to_start(place, run, job, kstar, cluster, work, allocate, out, c, plen, g)
 
 
 def twin(j, t, sim, place, allocate):
