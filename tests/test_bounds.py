@@ -13,7 +13,7 @@ from bacepipe.errors import InputError
 from bacepipe.model.generate import generate_batch
 from bacepipe.model.scenario import Scenario, parse_scenario
 from bacepipe.sim.bounds import lower_bound_h
-from bacepipe.sim.reference import reference_hardware
+from bacepipe.sim.model import reference_hardware
 from tests.random_scenarios import random_scenario
 
 

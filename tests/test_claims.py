@@ -28,7 +28,9 @@ from bacepipe.analysis.claims import (
     judge,
 )
 from bacepipe.analysis.model_facts import model_facts
-from bacepipe.reproduce import MOTIVATION, claims_markdown, main
+from bacepipe.reproduce import main
+from bacepipe.reproduce.markdown import claims_markdown
+from bacepipe.reproduce.motivation_section import MOTIVATION
 
 BASELINES = ("lcf", "ldf", "cr_lcf", "cr_ldf")
 #: The other metrics, the same on every row.
@@ -172,7 +174,7 @@ def test_no_number_in_an_explanation_is_typed_by_hand():
 
 def test_explanation_numbers_are_the_current_model_on_the_shipped_data():
     from bacepipe.model.generate import load_scenario
-    from bacepipe.sim.reference import job_model, min_bandwidth_bps
+    from bacepipe.sim.model import job_model, min_bandwidth_bps
 
     facts = model_facts()
     filled = explain(facts)

@@ -1,6 +1,10 @@
 """The generated direct dispatch of the built-in parts (bacepipe/core/dispatch.py)."""
 
 import os
+import subprocess
+import sys
+
+import pytest
 
 from bacepipe.core import dispatch
 from bacepipe.core.loop import builtin
@@ -34,3 +38,15 @@ def test_an_equal_file_is_never_rewritten(tmp_path):
     assert path.stat().st_mtime == 1
     dispatch._write_once(str(path), "x = 2\n")
     assert path.read_text() == "x = 2\n"
+
+
+@pytest.mark.parametrize("first", ["from bacepipe.policies.api import placement_kernel",
+                                   "import bacepipe.policies.cost_min",
+                                   "import bacepipe.core.loop",
+                                   "from bacepipe.core import simulate_batch"])
+def test_any_module_can_be_imported_first(first):
+    """The loop imports the parts, whose modules import the plug-in API, which imports core
+    kernels: a fresh process may start from any of them (a plug-in file starts from the API)."""
+    proc = subprocess.run([sys.executable, "-c", f"{first}; import bacepipe.core.entry"],
+                          capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr.splitlines()[-1:]

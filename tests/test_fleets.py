@@ -9,6 +9,7 @@ import pytest
 from results_dirs import ratio_rows, write_rows
 
 import bacepipe.reproduce as reproduce
+import bacepipe.reproduce.motivation_section as motivation_section
 from bacepipe.analysis import bootstrap_ci, scan_runs
 from bacepipe.analysis.claims import MATCH, NOT_RUN, OPPOSITE, evaluate_claims
 from bacepipe.analysis.fleets import (
@@ -136,7 +137,7 @@ def test_report_and_reproduce_write_the_mixed_fleet_sections(tmp_path, monkeypat
     assert (tmp_path / "figures" / "gpu_type_shares.png").stat().st_size > 1000
     monkeypatch.setattr(reproduce, "motivation", lambda: [])
     monkeypatch.setattr(reproduce, "motivation_facts", lambda: [])
-    monkeypatch.setattr(reproduce, "MOTIVATION", ())
+    monkeypatch.setattr(motivation_section, "MOTIVATION", ())
     out = tmp_path / "docs"
     assert reproduce.main(["--results", str(tmp_path), "--out", str(out)]) == 0
     doc = (out / "reproduction.md").read_text()

@@ -10,12 +10,8 @@ from bacepipe.model.generate import generate_batch, load_scenario
 from bacepipe.model.scenario import parse_scenario
 from bacepipe.policies import SCHEDULERS
 from bacepipe.sim.invariants import check_schedule
-from bacepipe.sim.reference import (
-    iteration_time_s,
-    job_cost,
-    job_model,
-    simulate_reference,
-)
+from bacepipe.sim.model import iteration_time_s, job_cost, job_model
+from bacepipe.sim.reference import simulate_reference
 
 RANDOM = generate_batch("random", 0, range(50), num_jobs=10)
 

@@ -16,7 +16,7 @@ from bacepipe.optimal import rounding_slack_h, solve, solve_batch
 from bacepipe.optimal.__main__ import main
 from bacepipe.optimal.classes import job_classes
 from bacepipe.sim.bounds import lower_bound_h
-from bacepipe.sim.reference import iteration_time_s, job_model, min_bandwidth_bps
+from bacepipe.sim.model import iteration_time_s, job_model, min_bandwidth_bps
 from tests.random_scenarios import MODELS, PRICES
 
 # --------------------------------------------------------------------------- tiny instances

@@ -21,8 +21,10 @@ from bacepipe.policies import (
     priority,
     uniform,
 )
+from bacepipe.sim import model as twin
 from bacepipe.sim import reference as ref
-from bacepipe.sim.reference import ClusterState, job_model, simulate_reference
+from bacepipe.sim.model import ClusterState, job_model
+from bacepipe.sim.reference import simulate_reference
 
 allocate_fill, allocate_cost_min, allocate_uniform = fill.twin, cost_min.twin, uniform.twin
 
@@ -94,13 +96,13 @@ def test_iteration_time_of_a_cross_region_path():
     jm = model_of(scn)
     cross = jm.activation_bits / (20 * 1e9)  # min of both directions, nominal
     hops = [jm.intra_hop_s, cross, jm.intra_hop_s, jm.intra_hop_s]
-    delta = max(ref.t_comp(jm, 5), cross)
-    want = 2 * (sum(hops) + 5 * ref.t_comp(jm, 5) + (jm.micro_batches - 1) * delta)
-    assert ref.iteration_time_s(jm, scn, [0, 1], [2, 3]) == pytest.approx(want, rel=1e-14)
+    delta = max(twin.t_comp(jm, 5), cross)
+    want = 2 * (sum(hops) + 5 * twin.t_comp(jm, 5) + (jm.micro_batches - 1) * delta)
+    assert twin.iteration_time_s(jm, scn, [0, 1], [2, 3]) == pytest.approx(want, rel=1e-14)
     with_latency = scenario([4, 4, 4], [0.1, 0.2, 0.3], links,
                             latency_ms=[[0, 30, 0], [30, 0, 0], [0, 0, 0]])
     # latency is paid once in the fill sum, not in Δ (SPEC §12)
-    assert ref.iteration_time_s(jm, with_latency, [0, 1], [2, 3]) == pytest.approx(want + 0.06)
+    assert twin.iteration_time_s(jm, with_latency, [0, 1], [2, 3]) == pytest.approx(want + 0.06)
 
 
 # --------------------------------------------------------------------------- allocators
@@ -169,8 +171,8 @@ def test_pathfinder_phase2_most_gpus_then_lower_average_price():
     assert jm.k_star == 8
     state = ClusterState(scn)
     # starts 0 and 1 give [0,1]/[1,0] at avg 0.2; start 2 gives [2,0,1] = [2,2,4] at avg 0.15
-    assert ref.grow_path(state, jm, jm.k_star, 0) == ([0, 1], 8)
-    assert ref.grow_path(state, jm, jm.k_star, 2) == ([2, 0, 1], 8)
+    assert twin.grow_path(state, jm, jm.k_star, 0) == ([0, 1], 8)
+    assert twin.grow_path(state, jm, jm.k_star, 2) == ([2, 0, 1], 8)
     got = pathfinder.twin(state, jm, jm.k_star, prices, allocate_cost_min)
     assert got == ([2, 0, 1], [2, 2, 4])
 
@@ -181,7 +183,7 @@ def test_pathfinder_equal_average_price_keeps_the_earlier_start():
     scn = scenario([3, 3, 3], prices, links)
     jm = model_of(scn)
     state = ClusterState(scn)
-    assert ref.grow_path(state, jm, jm.k_star, 1) == ([1, 2], 6)  # hop 2→0 is too thin
+    assert twin.grow_path(state, jm, jm.k_star, 1) == ([1, 2], 6)  # hop 2→0 is too thin
     # starts 0 and 2 both reach 8 GPUs with the same allocation; sums in path order may differ by
     # rounding, which the 1e-12 tolerance absorbs
     got = pathfinder.twin(state, jm, jm.k_star, prices, allocate_cost_min)
@@ -252,7 +254,7 @@ def test_staggered_arrivals_wait_for_release():
             dict(SMALL_JOB, name="C", arrival_h=1000.0)]
     scn = scenario([8], [0.1], [[0]], jobs=jobs)
     jm = model_of(scn)
-    exec_s = jm.iterations * ref.iteration_time_s(jm, scn, [0], [8])
+    exec_s = jm.iterations * twin.iteration_time_s(jm, scn, [0], [8])
     assert exec_s > 36  # A still runs when B arrives
     for name in PAPER_SCHEDULERS:  # greedy start rule (SPEC §5)
         out = simulate_reference(scn, name)
@@ -280,10 +282,10 @@ def test_time_of_use_prices_and_cost():
     scn = parse_scenario({"regions": regions, "links_gbps": [[0, 10], [10, 0]],
                           "jobs": [SMALL_JOB]})
     r0 = scn.regions[0]
-    assert ref.price_at(r0, 0.0) == pytest.approx(0.2)  # local hour 1
-    assert ref.price_at(r0, 3600.0) == pytest.approx(0.1)
-    assert ref.price_integral(r0, 1800.0, 5400.0) == pytest.approx(0.5 * 0.2 + 0.5 * 0.1)
-    cost = ref.job_cost(scn, [0, 1], [2, 1], 1800.0, 3600.0)
+    assert twin.price_at(r0, 0.0) == pytest.approx(0.2)  # local hour 1
+    assert twin.price_at(r0, 3600.0) == pytest.approx(0.1)
+    assert twin.price_integral(r0, 1800.0, 5400.0) == pytest.approx(0.5 * 0.2 + 0.5 * 0.1)
+    cost = twin.job_cost(scn, [0, 1], [2, 1], 1800.0, 3600.0)
     assert cost == pytest.approx(0.3 * (2 * 0.15 + 1 * 0.15))
     # LCF decides on the price at t = 0: R0 costs 0.2 then, R1 0.15
     assert simulate_reference(scn, "lcf")["jobs"][0]["path"] == ["R1"]

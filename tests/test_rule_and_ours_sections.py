@@ -11,6 +11,7 @@ import pytest
 from results_dirs import BASE, ratio_rows, write_rows
 
 import bacepipe.reproduce as reproduce
+import bacepipe.reproduce.motivation_section as motivation_section
 from bacepipe.analysis import bootstrap_ci, scan_runs
 from bacepipe.analysis.claims import MATCH, NOT_RUN, OPPOSITE, SAME, evaluate_claims
 from bacepipe.analysis.mechanism import (
@@ -264,7 +265,7 @@ def test_reproduce_writes_both_sections_and_the_mechanism_figure(tmp_path, monke
     # The motivation runs the simulator; it has its own test (tests/test_claims.py).
     monkeypatch.setattr(reproduce, "motivation", lambda: [])
     monkeypatch.setattr(reproduce, "motivation_facts", lambda: [])
-    monkeypatch.setattr(reproduce, "MOTIVATION", ())
+    monkeypatch.setattr(motivation_section, "MOTIVATION", ())
     results, out = tmp_path / "res", tmp_path / "docs"
     write_runs(results, {b: 0.9 for b in BASELINES} | {"spt_plan": 0.8}, {"spt_plan": 0.9})
     # More topologies under wait_if_faster: claims and worlds must still read greedy alone.

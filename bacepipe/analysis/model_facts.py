@@ -32,7 +32,8 @@ def model_facts() -> dict[str, str]:
     """
     from bacepipe.model.generate import generate_batch, load_scenario
     from bacepipe.model.tables import BANDWIDTH_RANGE_GBPS
-    from bacepipe.sim.reference import job_model, simulate_reference
+    from bacepipe.sim.model import job_model
+    from bacepipe.sim.reference import simulate_reference
 
     sc = load_scenario("paper", seed=0, topology=0)
     total = sum(r.gpus for r in sc.regions)

@@ -1,6 +1,6 @@
 """Numba kernels of the job model (SPEC §2): per-job constants, K*, Eq. 1, feasibility, cost.
 
-Each has a plain-Python twin in :mod:`bacepipe.sim.reference`; tests compare the two.
+Each has a plain-Python twin in :mod:`bacepipe.sim.model`; tests compare the two.
 Hardware arrays follow :data:`bacepipe.model.hardware.HARDWARE_FIELDS`.
 """
 

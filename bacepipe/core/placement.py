@@ -2,7 +2,7 @@
 
 The policies themselves are parts under :mod:`bacepipe.policies`. Regions with no free GPUs are
 invisible; ties go to the lower region index. The plain-Python twins are in
-:mod:`bacepipe.sim.reference`.
+:mod:`bacepipe.sim.model`.
 """
 
 import numpy as np

@@ -31,7 +31,7 @@ from bacepipe.model.scenario import Scenario
 from bacepipe.optimal.classes import JobClasses, job_classes
 from bacepipe.optimal.cpsat import GridSchedule, ScheduleModel
 from bacepipe.sim.bounds import lower_bound_h
-from bacepipe.sim.reference import iteration_time_s, job_cost
+from bacepipe.sim.model import iteration_time_s, job_cost
 
 __all__ = ["DEFAULT_WORKERS", "ROUNDING_NOTE", "rounding_slack_h", "solve", "solve_batch"]
 

@@ -23,7 +23,7 @@ from itertools import permutations
 
 from bacepipe.errors import InputError
 from bacepipe.model.scenario import Scenario
-from bacepipe.sim.reference import JobModel, iteration_time_s, job_model, min_bandwidth_bps
+from bacepipe.sim.model import JobModel, iteration_time_s, job_model, min_bandwidth_bps
 
 #: Above this many (job, path class) pairs the exact model is refused: the number of paths grows
 #: like R!, and at this size CP-SAT cannot prove anything within minutes anyway.

@@ -9,8 +9,8 @@ import numpy as np
 from bacepipe.core.model import C_FLOP, hop_feasible
 from bacepipe.core.placement import hop_bandwidth
 from bacepipe.policies.api import placement_kernel
-from bacepipe.sim.reference import hop_feasible as hop_feasible_twin
-from bacepipe.sim.reference import path_work_s, visible
+from bacepipe.sim.model import hop_feasible as hop_feasible_twin
+from bacepipe.sim.model import path_work_s, visible
 
 
 @placement_kernel

@@ -4,8 +4,8 @@ on the widest hop from the tail; stop at the first infeasible hop)."""
 
 from bacepipe.core.placement import grow_path, largest_visible, visible_with_hops
 from bacepipe.policies.api import placement_kernel
-from bacepipe.sim.reference import grow_path as grow_path_twin
-from bacepipe.sim.reference import largest
+from bacepipe.sim.model import grow_path as grow_path_twin
+from bacepipe.sim.model import largest
 
 
 @placement_kernel

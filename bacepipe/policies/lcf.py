@@ -3,7 +3,7 @@ n = min(K, G_r)."""
 
 from bacepipe.core.placement import cheapest_visible, place_in_region
 from bacepipe.policies.api import placement_kernel
-from bacepipe.sim.reference import visible
+from bacepipe.sim.model import visible
 
 
 @placement_kernel

@@ -3,7 +3,7 @@ n = min(K, G_r)."""
 
 from bacepipe.core.placement import largest_visible, place_in_region
 from bacepipe.policies.api import placement_kernel
-from bacepipe.sim.reference import largest
+from bacepipe.sim.model import largest
 
 
 @placement_kernel

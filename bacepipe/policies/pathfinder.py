@@ -16,10 +16,10 @@ from bacepipe.core.placement import (
     visible_with_hops,
 )
 from bacepipe.policies.api import placement_kernel
-from bacepipe.sim.reference import PRICE_TIE_RTOL as PRICE_TIE_RTOL_TWIN
-from bacepipe.sim.reference import average_price as average_price_twin
-from bacepipe.sim.reference import grow_path as grow_path_twin
-from bacepipe.sim.reference import more_compute, visible
+from bacepipe.sim.model import PRICE_TIE_RTOL as PRICE_TIE_RTOL_TWIN
+from bacepipe.sim.model import average_price as average_price_twin
+from bacepipe.sim.model import grow_path as grow_path_twin
+from bacepipe.sim.model import more_compute, visible
 
 
 @placement_kernel

@@ -3,7 +3,7 @@
 
 from bacepipe.core.model import C_ITERS, C_KSTAR, single_region_iter_time
 from bacepipe.policies.api import ordering_kernel
-from bacepipe.sim.reference import single_region_time_s
+from bacepipe.sim.model import single_region_time_s
 
 STATIC = True
 

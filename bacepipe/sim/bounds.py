@@ -18,7 +18,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from bacepipe.model.scenario import Scenario
-from bacepipe.sim.reference import job_model, reference_hardware, single_region_time_s
+from bacepipe.sim.model import job_model, reference_hardware, single_region_time_s
 
 
 def fastest_hop_gbps(scenario: Scenario) -> float:

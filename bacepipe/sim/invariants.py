@@ -14,7 +14,7 @@ policy. It returns human-readable violations; an empty list means the schedule i
   b_j(L) on every directed link sum to ≤ its nominal bandwidth (Eq. 6, relative 1e-9);
 - jct_h = end_h − arrival_h, and the totals agree with the per-job values.
 
-All formulas come from :mod:`bacepipe.sim.reference`; none is written twice.
+All formulas come from :mod:`bacepipe.sim.model`; none is written twice.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ import math
 from functools import lru_cache
 
 from bacepipe.model.scenario import Scenario
-from bacepipe.sim.reference import (
+from bacepipe.sim.model import (
     holds_model,
     iteration_time_s,
     job_cost,
