@@ -318,3 +318,11 @@ def test_memory_model_job_that_never_fits_one_region():
     assert err.value.field == "jobs[0]"
     row = simulate_reference(scn, "cr_ldf")["jobs"][0]
     assert sum(row["gpus"].values()) >= 26
+
+
+def test_the_model_twin_is_still_importable_from_the_reference_module():
+    """Plug-in twins written before the split import the model's helpers from sim.reference."""
+    from bacepipe.sim.reference import grow_path, job_model, visible
+
+    assert (grow_path, job_model, visible) == (twin.grow_path, twin.job_model, twin.visible)
+    assert not hasattr(ref, "math")  # an import of sim.model is not a name of it

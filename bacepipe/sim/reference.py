@@ -18,9 +18,11 @@ event loop changes the :class:`~bacepipe.sim.model.ClusterState`.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from types import ModuleType
 
 from bacepipe.errors import InputError
 from bacepipe.model.scenario import Scenario
+from bacepipe.sim import model
 from bacepipe.sim.model import (
     ClusterState,
     JobModel,
@@ -33,6 +35,16 @@ from bacepipe.sim.model import (
     reservation_gbps,
     stage_time_s,
 )
+
+
+def __getattr__(name: str):
+    """The names of :mod:`bacepipe.sim.model`, which this module held until it was split: a
+    plug-in's twin may import them from here, as the built-in parts' twins did."""
+    value = getattr(model, name, None)
+    if value is not None and not name.startswith("_") and not isinstance(value, ModuleType) \
+            and getattr(value, "__module__", model.__name__) == model.__name__:
+        return value
+    raise AttributeError(f"module 'bacepipe.sim.reference' has no attribute {name!r}")
 
 
 def offer(sim: ReferenceRun, j: int, k: int, state: ClusterState, prices: Sequence[float],
