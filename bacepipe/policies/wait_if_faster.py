@@ -6,7 +6,7 @@ min_k (τ_k + E_j(p_k)) < t + E_j(p), strictly; if every τ_k gives nothing, j s
 
 import numpy as np
 
-from bacepipe.core.jit import kernel
+from bacepipe.core.jit import kernel as plain_kernel
 from bacepipe.core.model import C_ITERS, C_KSTAR
 from bacepipe.core.projection import (
     chain_offer,
@@ -30,9 +30,10 @@ from bacepipe.sim.reference import projections
 STATIC = True
 
 
-@kernel(inline=True)
-def _offer_to_start(place, run, job, kstar, cluster, work, allocate, out, c, plen, g):
-    """The offer to start on, in ``out``: made now if only its (g, t_iter) was known."""
+@plain_kernel(inline=True)
+def _placed_offer(place, run, job, kstar, cluster, work, allocate, out, c, plen, g):
+    """The offer on the live state with its placement in ``out`` (plen >= 0: already there),
+    made and memoized for the class when it is not."""
     if plen >= 0:
         return plen, g
     plen, g = offer(place, run, job, kstar, cluster, work, allocate, out)
@@ -51,15 +52,15 @@ def kernel(j, t, run, cluster, work, place, allocate, out):
     if plen < 0:
         g, now_iter_s = chain_offer(work, c)
         if g < 0:
-            plen, g = offer(place, run, job, kstar, cluster, work, allocate, out)
-            keep_offer(work, c, plen, g, out)
+            plen, g = _placed_offer(place, run, job, kstar, cluster, work, allocate, out, c,
+                                    plen, g)
     if g == 0:  # held until the state changes, like every job of its class
         keep_hold(work, c, t, -np.inf, 0.0, 0.0)
         return 0, 0
     order = work.order
     n_running = running_by_end(run, order)
     if g >= kstar or n_running == 0:
-        return _offer_to_start(place, run, job, kstar, cluster, work, allocate, out, c, plen, g)
+        return _placed_offer(place, run, job, kstar, cluster, work, allocate, out, c, plen, g)
     if plen >= 0:
         now_iter_s = iteration_s(run, job, out.path, plen, out.alloc)
     finish_now = t + job[C_ITERS] * now_iter_s
@@ -102,7 +103,7 @@ def kernel(j, t, run, cluster, work, place, allocate, out):
                 keep_hold(work, c, t, tau, iter_s, now_iter_s)
                 return 0, 0
         i = i_next
-    return _offer_to_start(place, run, job, kstar, cluster, work, allocate, out, c, plen, g)
+    return _placed_offer(place, run, job, kstar, cluster, work, allocate, out, c, plen, g)
 
 
 def twin(j, t, sim, place, allocate):
