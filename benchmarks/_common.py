@@ -53,6 +53,23 @@ def _fmt(value) -> str:
     return str(value)
 
 
+#: The start of a script run in a child process on a checkout (argv: its root, topologies,
+#: repeats, ...): the paper setting's batch (6 regions, 8 jobs, the eight schedulers of SPEC §7),
+#: compiled and warmed up.
+PAPER_PROBE = """
+import gc, json, os, signal, subprocess, sys, time, warnings
+warnings.simplefilter("ignore")
+sys.path.insert(0, sys.argv[1])
+from bacepipe.core import simulate_batch
+from bacepipe.model.generate import generate_batch
+names = ("bace_pipe", "lcf", "ldf", "cr_lcf", "cr_ldf", "bace_pipe_no_priority",
+         "bace_pipe_no_pathfinder", "bace_pipe_no_costmin")
+topologies, repeats = int(sys.argv[2]), int(sys.argv[3])
+batch = generate_batch("random", 0, range(topologies))
+simulate_batch(generate_batch("random", 0, range(2)), names)
+"""
+
+
 @contextmanager
 def timer():
     """``with timer() as t: ...`` then ``t()`` is the elapsed seconds."""

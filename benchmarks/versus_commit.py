@@ -14,21 +14,11 @@ import sys
 import tempfile
 from pathlib import Path
 
-from _common import header, table
+from _common import PAPER_PROBE, header, table
 
 ROOT = Path(__file__).resolve().parents[1]
 #: Run in each tree: prints the best seconds per simulation as JSON.
-PROBE = """
-import json, sys, time, warnings
-warnings.simplefilter("ignore")
-sys.path.insert(0, sys.argv[1])
-from bacepipe.core import simulate_batch
-from bacepipe.model.generate import generate_batch
-names = ("bace_pipe", "lcf", "ldf", "cr_lcf", "cr_ldf", "bace_pipe_no_priority",
-         "bace_pipe_no_pathfinder", "bace_pipe_no_costmin")
-topologies, repeats = int(sys.argv[2]), int(sys.argv[3])
-batch = generate_batch("random", 0, range(topologies))
-simulate_batch(generate_batch("random", 0, range(2)), names)
+PROBE = PAPER_PROBE + """
 best = float("inf")
 for _ in range(repeats):
     start = time.process_time()

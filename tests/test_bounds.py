@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 import bacepipe
+from bacepipe.core.bounds import fastest_hop_gbps
 from bacepipe.core.bounds import lower_bound_h as lower_bound_kernel
 from bacepipe.core.model import N_CONST, job_constants
 from bacepipe.errors import InputError
@@ -31,8 +32,9 @@ def kernel_bound(scenario: Scenario) -> float:
                         col("arrival_h", np.float64), total, scenario.memory_model != "none",
                         const)
     assert bad == -1
-    return lower_bound_kernel(const, np.array(scenario.links_gbps, dtype=np.float64),
-                              hw.intra_region_gbps, total)
+    r_max = fastest_hop_gbps(np.array(scenario.links_gbps, dtype=np.float64),
+                             hw.intra_region_gbps)
+    return lower_bound_kernel(const, r_max, total)
 
 
 def parsed_random(seed: int, **options) -> Scenario | None:

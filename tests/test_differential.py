@@ -142,15 +142,16 @@ def test_scaled_random_points_match():
 @pytest.mark.parametrize("rule", START_RULES)
 def test_a_topology_ends_the_same_in_any_batch(rule, num_jobs):
     """The batched core reuses one workspace per thread across topologies (and caches per-job
-    tables and, from MEMO_MIN_JOBS jobs, memoized offers in it): a topology's schedule must not
-    depend on what ran before it on that thread. Each topology of a batch, in reverse order and
-    alone, gives the same arrays."""
+    tables, the K* and lower-bound searches, hop sums and, from MEMO_MIN_JOBS jobs, memoized
+    offers in it): a topology's schedule must not depend on what ran before it on that thread.
+    Each topology of a batch, in reverse order and alone, gives the same arrays."""
     topologies = list(range(30))
     options = dict(start_rule=rule, num_jobs=num_jobs, gpu_scale=0.75)
     forward = simulate_batch(generate_batch("random", 5, topologies, **options), SCHEDULER_PARTS)
     backward = simulate_batch(generate_batch("random", 5, topologies[::-1], **options),
                               SCHEDULER_PARTS)
-    fields = ("start_s", "end_s", "cost", "alloc", "path", "metrics", "status")
+    fields = ("start_s", "end_s", "cost", "alloc", "path", "metrics", "status", "k_star",
+              "lower_bound_h")
     for field in fields:
         np.testing.assert_array_equal(getattr(forward, field), getattr(backward, field)[::-1],
                                       err_msg=field)

@@ -8,7 +8,7 @@ from typing import NamedTuple
 import numpy as np
 from numba import get_num_threads, prange
 
-from bacepipe.core.bounds import fastest_hop_gbps, lower_bound_h
+from bacepipe.core.bounds import N_SOLO_MEMO, fastest_hop_gbps, lower_bound_h
 from bacepipe.core.jit import kernel
 from bacepipe.core.loop import STATUS_TOO_FEW_GPUS, Scan, _sort, simulate_one
 from bacepipe.core.model import (
@@ -17,10 +17,12 @@ from bacepipe.core.model import (
     HW_MFU,
     HW_POWER_KW,
     N_CONST,
+    N_KSTAR_MEMO,
+    fill_hop_sums,
     gpu_speed,
     job_constants,
 )
-from bacepipe.core.structs import FUTURE, Cluster, Decision, Run, make_work
+from bacepipe.core.structs import FUTURE, HOP_SUM_ROWS, Cluster, Decision, Run, make_work
 from bacepipe.metrics import METRICS
 
 N_METRICS = len(METRICS)
@@ -88,8 +90,8 @@ class BatchOutputs(NamedTuple):
 @kernel(allocates=True)
 def _workspace(n_regions, n_jobs, max_kstar):
     """The arrays a run overwrites (the cluster's state, scratch, decisions, the scan's
-    bookkeeping) and the run's own state, allocated once per worker and reused by every
-    topology and scheduler it simulates."""
+    bookkeeping), the run's own state and the memos of the per-topology searches (NaN: empty),
+    allocated once per worker and reused by every topology and scheduler it simulates."""
     cluster = Cluster(np.empty(n_regions, np.int64), np.empty((n_regions, n_regions)),
                       np.empty(n_regions), np.empty(n_regions))
     decision = Decision(np.empty(n_regions, np.int64), np.zeros(n_regions, np.int64))
@@ -99,10 +101,12 @@ def _workspace(n_regions, n_jobs, max_kstar):
     state = (np.empty(n_jobs, np.int64), np.empty(n_jobs, np.int64), np.empty(n_jobs),
              np.empty(n_jobs, np.int64), np.zeros(1, np.int64),
              np.empty((n_regions, n_regions), np.int64))
-    return (cluster, make_work(n_regions, n_jobs, max_kstar), decision, scan), state
+    memos = (np.full((n_jobs, N_KSTAR_MEMO), np.nan), np.full((n_jobs, N_SOLO_MEMO), np.nan),
+             np.full((HOP_SUM_ROWS, max_kstar + 1), np.nan))
+    return (cluster, make_work(n_regions, n_jobs, max_kstar), decision, scan), state, memos
 
 
-@kernel(allocates=True)
+@kernel
 def reference_type(gpus, tflops, mem_gb):
     """(TFLOP/s, memory GB) of the fastest type on a region with GPUs; the largest memory among
     equally fast ones (SPEC §16)."""
@@ -111,7 +115,7 @@ def reference_type(gpus, tflops, mem_gb):
         if gpus[r] > 0 and (best < 0 or tflops[r] > tflops[best]
                             or (tflops[r] == tflops[best] and mem_gb[r] > mem_gb[best])):
             best = r
-    return np.array([tflops[best], mem_gb[best]])
+    return tflops[best], mem_gb[best]
 
 
 @kernel(allocates=True)
@@ -120,7 +124,7 @@ def _simulate_share(inputs, outputs, codes, parts, first, step):
     hw = inputs.hardware
     n_topologies, n_regions = inputs.gpus.shape
     n_jobs = inputs.params_b.shape[1]
-    workspace, (state, start_seq, reserved, running, n_running, users) = \
+    workspace, state, (kstar_memo, solo_memo, hop_sums) = \
         _workspace(n_regions, n_jobs, inputs.layers.max())  # K* <= layers
     speed, scan = workspace[0].speed, workspace[3]
     for t in range(first, n_topologies, step):
@@ -131,32 +135,47 @@ def _simulate_share(inputs, outputs, codes, parts, first, step):
                                                inputs.gpu_mem_gb[t]),
                             inputs.params_b[t], inputs.layers[t], inputs.hidden[t],
                             inputs.batch_size[t], inputs.samples[t], inputs.epochs[t],
-                            inputs.arrival_h[t], inputs.gpus[t].sum(), inputs.memory_on, const)
+                            inputs.arrival_h[t], inputs.gpus[t].sum(), inputs.memory_on, const,
+                            kstar_memo)
         r_max = fastest_hop_gbps(inputs.links[t], hw[HW_INTRA_GBPS])
         if bad < 0:
-            outputs.lower_bound_h[t] = lower_bound_h(const, inputs.links[t], hw[HW_INTRA_GBPS],
-                                                     inputs.gpus[t].sum())
-        for j in range(n_jobs):
-            scan.arrivals[j] = j
-        _sort(scan.arrivals, n_jobs, const[:, C_ARRIVAL_S], const, scan.buffer)
-        for s in range(codes.shape[0]):
-            if bad >= 0:
-                outputs.status[t, s], outputs.bad_job[t, s] = STATUS_TOO_FEW_GPUS, bad
-                continue
-            state[:] = FUTURE
-            start_seq[:] = 0
-            reserved[:] = 0.0
-            n_running[0] = 0
-            users[:, :] = 0
-            run = Run(const, state, outputs.end_s[t, s], start_seq, outputs.path[t, s],
-                      outputs.path_gpus[t, s], outputs.plen[t, s], reserved, running, n_running,
-                      users, inputs.links[t], inputs.latency_s[t], inputs.price[t],
-                      inputs.profile[t], inputs.utc_offset_h[t], inputs.time_of_use,
-                      hw[HW_POWER_KW], inputs.plan_slack, r_max, speed, inputs.gpu_power_kw[t],
-                      inputs.gpu_mem_gb[t], inputs.hetero, inputs.memory_on)
-            outputs.status[t, s], outputs.bad_job[t, s] = simulate_one(
-                run, inputs.gpus[t], codes[s], parts,
-                (outputs.start_s[t, s], outputs.cost[t, s], outputs.metrics[t, s]), workspace)
+            outputs.lower_bound_h[t] = lower_bound_h(const, r_max, inputs.gpus[t].sum(),
+                                                     solo_memo)
+            for j in range(n_jobs):
+                scan.arrivals[j] = j
+            _sort(scan.arrivals, n_jobs, const[:, C_ARRIVAL_S], const, scan.buffer)
+            fill_hop_sums(hop_sums, const)
+        _simulate_topology(inputs, outputs, t, bad, r_max, codes, parts, workspace, state,
+                           hop_sums)
+
+
+@kernel
+def _simulate_topology(inputs, outputs, t, bad, r_max, codes, parts, workspace, state,
+                       hop_sums):
+    """Topology t under every scheduler (its job constants, ``r_max`` and arrival order made);
+    ``bad`` >= 0 names a job no run can place. (Apart from :func:`_simulate_share`, which counts
+    references: the views made per run here would cost two counts each.)"""
+    hw = inputs.hardware
+    job_state, start_seq, reserved, running, n_running, users = state
+    for s in range(codes.shape[0]):
+        if bad >= 0:
+            outputs.status[t, s], outputs.bad_job[t, s] = STATUS_TOO_FEW_GPUS, bad
+            continue
+        job_state[:] = FUTURE
+        start_seq[:] = 0
+        reserved[:] = 0.0
+        n_running[0] = 0
+        users[:, :] = 0
+        run = Run(outputs.const[t], job_state, outputs.end_s[t, s], start_seq,
+                  outputs.path[t, s], outputs.path_gpus[t, s], outputs.plen[t, s], reserved,
+                  running, n_running, users, inputs.links[t], inputs.latency_s[t],
+                  inputs.price[t], inputs.profile[t], inputs.utc_offset_h[t],
+                  inputs.time_of_use, hw[HW_POWER_KW], inputs.plan_slack, r_max,
+                  workspace[0].speed, inputs.gpu_power_kw[t], inputs.gpu_mem_gb[t],
+                  inputs.hetero, inputs.memory_on, hop_sums)
+        outputs.status[t, s], outputs.bad_job[t, s] = simulate_one(
+            run, inputs.gpus[t], codes[s], parts,
+            (outputs.start_s[t, s], outputs.cost[t, s], outputs.metrics[t, s]), workspace)
 
 
 def _simulate_batch(inputs, outputs, codes, n_shares, orderings, start_rules, placements,

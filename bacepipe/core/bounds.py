@@ -14,6 +14,8 @@ from bacepipe.core.model import (
     C_KSTAR,
     C_MICRO,
     C_MIN_GPUS,
+    C_OVERHEAD_S,
+    C_WORK,
     t_comp,
 )
 
@@ -32,11 +34,11 @@ def fastest_hop_gbps(links, intra_gbps):
 
 @kernel
 def solo_bounds_s(job, r_max, fast, k_min, k_max, prefix):
-    """(ℓ, a) of SPEC §15 over k in k_min..k_max GPUs, s and GPU·s: the least execution time
-    and the least GPU-time of job ``job`` (its row of constants), every hop at ``r_max`` Gbit/s
-    and no latency (inf when the range is empty). ``fast`` is a scratch row of the same length.
-    Unless ``prefix`` is empty, ``prefix[k]`` gets ℓ / I_j over k_min..k for each k in the
-    range (I_j times it is the value a call with that k_max returns)."""
+    """(ℓ, a) / I_j of SPEC §15 over k in k_min..k_max GPUs, s and GPU·s per iteration: the least
+    iteration time and the least GPU-time per iteration of job ``job`` (its row of constants),
+    every hop at ``r_max`` Gbit/s and no latency (inf when the range is empty); I_j times them
+    are ℓ_j and a_j. ``fast`` is a scratch row of the same length. Unless ``prefix`` is empty,
+    ``prefix[k]`` gets ℓ / I_j over k_min..k for each k in the range."""
     copy_into(fast, job)
     h = fast[C_ACT_BITS] / (r_max * 1e9)  # every hop at r_max, no latency
     fast[C_INTRA_S] = h
@@ -55,31 +57,52 @@ def solo_bounds_s(job, r_max, fast, k_min, k_max, prefix):
         if prefix.shape[0] > 0:
             prefix[k] = best_t
         comm += h
-    return fast[C_ITERS] * best_t, fast[C_ITERS] * best_area
+    return best_t, best_area
+
+
+#: Columns of a row of :func:`lower_bound_h`'s memo: what a job's search reads, and (ℓ, a) / I_j.
+N_SOLO_MEMO = 9
 
 
 @kernel(allocates=True)
-def lower_bound_h(const, links, intra_gbps, total_gpus):
+def lower_bound_h(const, r_max, total_gpus, memo=None):
     """LB = max(LB_solo, LB_area) of SPEC §15, hours.
 
     Parameters
     ----------
     const : float64[J, N_CONST]  per-job constants of :func:`bacepipe.core.model.job_constants`.
-    links : float64[R, R]        nominal link bandwidth u→v, Gbit/s (scaled); 0 = no link.
-    intra_gbps : float           the hardware's intra_region_gbps, Gbit/s.
+    r_max : float                the fastest hop, Gbit/s (:func:`fastest_hop_gbps`).
     total_gpus : int             N, the cluster's GPUs.
+    memo : float64[J, N_SOLO_MEMO], optional
+        NaN when empty: per job, what its search over k read (W, overhead, micro-batches,
+        activation bits, r_max, m, K*) and the (ℓ, a) / I_j found; a job whose row reads the
+        same (the next topology's, typically) skips the O(K*) search, bit for bit.
     """
-    r_max = fastest_hop_gbps(links, intra_gbps)
     n_jobs = const.shape[0]
     fast = np.empty(const.shape[1])
     areas = np.empty(n_jobs)
     solo = 0.0
     batch = True
     for j in range(n_jobs):
-        time_s, areas[j] = solo_bounds_s(const[j], r_max, fast, int(const[j, C_MIN_GPUS]),
-                                         int(const[j, C_KSTAR]), fast[:0])
-        solo += time_s
-        batch = batch and const[j, C_ARRIVAL_S] == 0.0
+        job = const[j]
+        k_min, k_max = int(job[C_MIN_GPUS]), int(job[C_KSTAR])
+        if memo is not None:
+            m = memo[j]
+            if m[0] == job[C_WORK] and m[1] == job[C_OVERHEAD_S] and m[2] == job[C_MICRO] \
+                    and m[3] == job[C_ACT_BITS] and m[4] == r_max and m[5] == k_min \
+                    and m[6] == k_max:
+                per_iter_t, per_iter_area = m[7], m[8]
+            else:
+                per_iter_t, per_iter_area = solo_bounds_s(job, r_max, fast, k_min, k_max,
+                                                          fast[:0])
+                m[0], m[1], m[2], m[3], m[4], m[5], m[6], m[7], m[8] = \
+                    job[C_WORK], job[C_OVERHEAD_S], job[C_MICRO], job[C_ACT_BITS], r_max, \
+                    k_min, k_max, per_iter_t, per_iter_area
+        else:
+            per_iter_t, per_iter_area = solo_bounds_s(job, r_max, fast, k_min, k_max, fast[:0])
+        solo += job[C_ITERS] * per_iter_t
+        areas[j] = job[C_ITERS] * per_iter_area
+        batch = batch and job[C_ARRIVAL_S] == 0.0
     lb_solo = solo / n_jobs
     lb_area = 0.0
     if batch:

@@ -56,13 +56,14 @@ def single_region_iter_time(const, k):
     return 2.0 * (comm + k * tc + (const[C_MICRO] - 1.0) * delta)
 
 
-@kernel
-def placement_iter_time(const, path, plen, alloc, links, latency_s, tc):
+@kernel(inline=True)
+def placement_iter_time(const, path, plen, alloc, links, latency_s, tc, hop_sums):
     """Eq. 1 of a placement whose stages take ``tc`` s (t_comp(L), or SPEC §16's t_comp(p)): hops
     in path order (a region's inner hops, then the hop onwards).
 
     An inter-region hop u→v moves a / min(B[u,v], B[v,u]) (nominal) plus its latency (SPEC §12);
-    Δ takes the transfer part only.
+    Δ takes the transfer part only. The first region's inner hops are summed from 0, so their
+    sum is read from ``hop_sums`` when it has the job's row (:func:`intra_hop_sum`).
     """
     h = const[C_INTRA_S]
     comm = 0.0
@@ -72,8 +73,11 @@ def placement_iter_time(const, path, plen, alloc, links, latency_s, tc):
         r = path[p]
         n = alloc[r]
         total += n
-        for _ in range(n - 1):
-            comm += h
+        if p == 0:
+            comm = intra_hop_sum(hop_sums, h, n - 1)
+        else:
+            for _ in range(n - 1):
+                comm += h
         if n > 1 and h > slowest:
             slowest = h
         if p + 1 < plen:
@@ -85,15 +89,73 @@ def placement_iter_time(const, path, plen, alloc, links, latency_s, tc):
     return 2.0 * (comm + total * tc + (const[C_MICRO] - 1.0) * max(tc, slowest))
 
 
+@kernel(inline=True)
+def intra_hop_sum(hop_sums, h, m):
+    """h added m times to 0.0, one by one (the hop sum of Eq. 1 in one region of m + 1 GPUs):
+    ``hop_sums[i, 1 + m]`` of the row i whose key ``hop_sums[i, 0]`` is h, when there is one
+    (:func:`fill_hop_sums` adds the same way), else added here."""
+    i = _hop_row(hop_sums, h) if 0 <= m < hop_sums.shape[1] - 1 else -1
+    if i >= 0:
+        return hop_sums[i, 1 + m]
+    comm = 0.0
+    for _ in range(m):
+        comm += h
+    return comm
+
+
+@kernel
+def fill_hop_sums(hop_sums, const):
+    """Make ``hop_sums`` (float64[H, K + 1]) hold a row per distinct intra-region hop time of the
+    jobs ``const`` (at most H; a job beyond them adds its hops itself): key h, then h added
+    0..K − 1 times. Rows that already serve every job are kept (the models of a batch repeat
+    across its topologies), else the rows are made afresh."""
+    n_rows, width = hop_sums.shape
+    for j in range(const.shape[0]):
+        if _hop_row(hop_sums, const[j, C_INTRA_S]) < 0:
+            break
+    else:
+        return
+    hop_sums[:, 0] = np.nan
+    used = 0
+    for j in range(const.shape[0]):
+        h = const[j, C_INTRA_S]
+        if used < n_rows and _hop_row(hop_sums, h) < 0:
+            row = hop_sums[used]
+            row[0] = h
+            comm = 0.0
+            for m in range(width - 1):
+                row[1 + m] = comm
+                comm += h
+            used += 1
+
+
+@kernel(inline=True)
+def _hop_row(hop_sums, h):
+    """The row of ``hop_sums`` keyed h, or −1."""
+    for i in range(hop_sums.shape[0]):
+        if hop_sums[i, 0] == h:
+            return i
+    return -1
+
+
+#: Columns of a row of :func:`job_constants`' memo: what the K* search reads, and its K*.
+N_KSTAR_MEMO = 7
+
+
 @kernel
 def job_constants(hw, ref, params_b, layers, hidden, batch_size, samples, epochs, arrival_h,
-                  total_gpus, memory_on, out):
+                  total_gpus, memory_on, out, memo=None):
     """Fill ``out`` (float64[J, N_CONST]) with every per-job constant of SPEC §2 (and §12 memory).
 
     ``ref`` is (TFLOP/s, memory GB) of the reference GPU type (SPEC §16: the fastest present; the
     hardware's own values without types). Returns the index of the first job whose minimum GPU
     count exceeds min(layers, total GPUs), or −1. K* is the argmin of single-region Eq. 1 over k
     in m..min(layers, total GPUs), the smaller k on ties; m = 1 unless the memory model is on.
+
+    ``memo`` (float64[J, N_KSTAR_MEMO], NaN when empty), if given, keeps per job what its K*
+    search read (W, overhead, hop time, micro-batches, m, the top k) and the K* found: a job
+    whose row reads the same (the next topology's, typically: the models repeat) skips the
+    O(layers) search, the same K* bit for bit.
     """
     for j in range(params_b.shape[0]):
         c = out[j]
@@ -114,25 +176,43 @@ def job_constants(hw, ref, params_b, layers, hidden, batch_size, samples, epochs
             if kmin > kmax:
                 return j
         c[C_MIN_GPUS] = kmin
-        best_k, best_t = kmin, np.inf
-        h = c[C_INTRA_S]
-        comm = 0.0
-        for _ in range(kmin - 1):
-            comm += h
-        for k in range(kmin, kmax + 1):
-            tc = t_comp(c, k)
-            delta = max(tc, h) if k > 1 else tc
-            t = 2.0 * (comm + k * tc + (c[C_MICRO] - 1.0) * delta)
-            if t < best_t:
-                best_k, best_t = k, t
-            comm += h
+        if memo is not None:
+            m = memo[j]
+            if m[0] == c[C_WORK] and m[1] == c[C_OVERHEAD_S] and m[2] == c[C_INTRA_S] \
+                    and m[3] == c[C_MICRO] and m[4] == kmin and m[5] == kmax:
+                best_k = int(m[6])
+            else:
+                best_k = _k_star(c, kmin, kmax)
+                m[0], m[1], m[2], m[3], m[4], m[5], m[6] = \
+                    c[C_WORK], c[C_OVERHEAD_S], c[C_INTRA_S], c[C_MICRO], kmin, kmax, best_k
+        else:
+            best_k = _k_star(c, kmin, kmax)
         c[C_KSTAR] = best_k
         c[C_BSTAR] = c[C_ACT_BITS] / t_comp(c, best_k)
         c[C_E1] = c[C_ITERS] * single_region_iter_time(c, 1)
     return -1
 
 
-@kernel
+@kernel(inline=True)
+def _k_star(c, kmin, kmax):
+    """Eq. 13: the k in kmin..kmax with the least single-region t_iter (the first on ties), its
+    hop sum grown one hop per k (the repeated additions of single_region_iter_time)."""
+    best_k, best_t = kmin, np.inf
+    h = c[C_INTRA_S]
+    comm = 0.0
+    for _ in range(kmin - 1):
+        comm += h
+    for k in range(kmin, kmax + 1):
+        tc = t_comp(c, k)
+        delta = max(tc, h) if k > 1 else tc
+        t = 2.0 * (comm + k * tc + (c[C_MICRO] - 1.0) * delta)
+        if t < best_t:
+            best_k, best_t = k, t
+        comm += h
+    return best_k
+
+
+@kernel(inline=True)
 def price_at(price, profile, utc_offset_h, time_of_use, t_s, out):
     """Every region's price at time t (SPEC §12): price · profile[floor(t_h + offset) mod 24]."""
     for r in range(price.shape[0]):

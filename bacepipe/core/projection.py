@@ -48,7 +48,8 @@ def stage_time_s(run, job, path, plen, alloc):
 def iteration_s(run, job, path, plen, alloc):
     """t_iter of a placement (Eq. 1, SPEC §12 latency included), s."""
     tc = stage_time_s(run, job, path, plen, alloc)
-    return placement_iter_time(job, path, plen, alloc, run.links, run.latency_s, tc)
+    return placement_iter_time(job, path, plen, alloc, run.links, run.latency_s, tc,
+                               run.hop_sums)
 
 
 @kernel(inline=True)

@@ -158,6 +158,10 @@ class Run(NamedTuple):
     fastest_hop_gbps : float     r_max of SPEC §15 (what bounds any placement's execution).
     speed, gpu_power_kw, gpu_mem_gb : float64[R]   the regions' GPU types (SPEC §16).
     hetero : bool                some region names a GPU type; memory_on : bool (SPEC §12).
+    hop_sums : float64[H, K + 1]  per distinct intra-region hop time h of the jobs (key in column
+                                 0), h added 0..K − 1 times to 0.0, one by one: Eq. 1's inner
+                                 hops of a path's first region, looked up instead of added
+                                 (:func:`~bacepipe.core.model.placement_iter_time`).
     """
 
     jobs: np.ndarray
@@ -185,6 +189,7 @@ class Run(NamedTuple):
     gpu_mem_gb: np.ndarray
     hetero: bool
     memory_on: bool
+    hop_sums: np.ndarray
 
 
 #: Job states of :attr:`Run.state`.
@@ -193,6 +198,9 @@ FUTURE, PENDING, RUNNING, DONE = 0, 1, 2, 3
 OPTIONS_PER_EPOCH = 6
 #: Columns of :attr:`Work.options`.
 OPT_TAU, OPT_JCT, OPT_COST, OPT_GPUS, OPT_Q, OPT_PLEN = range(6)
+#: Distinct intra-region hop times a run keeps summed (:attr:`Run.hop_sums`; the paper's models
+#: have five).
+HOP_SUM_ROWS = 8
 #: Jobs whose ℓ_j tables :attr:`Work.least` keeps at once (job j in slot j mod this).
 LEAST_SLOTS = 16
 #: Offer classes a run memoizes projected offers for (:attr:`Work.memo_gpus`); jobs of further

@@ -67,7 +67,7 @@ def _example_run() -> Run:
     a1, a2 = np.zeros(1), np.zeros((1, 1))
     i1, i2 = np.zeros(1, np.int64), np.zeros((1, 1), np.int64)
     return Run(a2, i1, a1, i1, i2, i2, i1, a1, i1, i1, i2, a2, a2, a1, a2, a1, False, 0.0, 0.0,
-               0.0, a1, a1, a1, False, False)
+               0.0, a1, a1, a1, False, False, a2)
 
 
 _CLUSTER = numba.typeof(make_cluster(1))
