@@ -1,5 +1,6 @@
 """Properties of the placement kernels (SPEC §7): Alg. 2 is the cheapest allocation of its path,
-phase 1 picks the cheapest region that fits K*, the uniform allocator spreads evenly."""
+phase 1 picks the cheapest region that fits K*, the uniform allocator spreads evenly; the
+allocators and Pathfinder agree with their twins on tied prices and bandwidths."""
 
 import itertools
 
@@ -8,10 +9,15 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from bacepipe.core.model import C_ACT_BITS, C_FLOP, C_KSTAR, C_OVERHEAD_S, C_WORK, N_CONST
+from bacepipe.model.scenario import parse_scenario
 from bacepipe.policies import cost_min, fill, pathfinder, uniform
 from bacepipe.policies.api import Cluster, Decision, make_work
+from bacepipe.sim.model import ClusterState, job_model
 
 A_COST_MIN, A_FILL, A_UNIFORM = cost_min.kernel, fill.kernel, uniform.kernel
+
+SMALL_JOB = {"name": "J", "params_b": 14, "layers": 8, "hidden": 5120, "batch_size": 512,
+             "dataset_samples": 52002}
 
 small_paths = st.lists(st.tuples(st.integers(1, 6), st.sampled_from([0.1, 0.2, 0.2, 0.3, 0.5])),
                        min_size=1, max_size=4)
@@ -95,3 +101,88 @@ def test_phase_one_picks_cheapest_region_that_fits(free, prices, kstar):
         assert 1 <= g <= kstar and (plen > 1 or g < kstar)
     else:
         assert g == 0
+
+
+# Kernels against their twins (SPEC's readable reading). Few free GPUs per region, prices and
+# bandwidths drawn from short lists: ties in price order and in the widest hop, paths that take
+# every region, and paths that stop at K*.
+TIED_PRICES = st.sampled_from([0.1, 0.2, 0.2, 0.3])
+TIED_GBPS = st.sampled_from([0.0, 0.05, 5.0, 20.0, 20.0, 80.0])
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.tuples(st.integers(1, 6), TIED_PRICES), min_size=1, max_size=8), st.data())
+def test_allocators_agree_with_their_twins(regions, data):
+    free = np.array([g for g, _ in regions], dtype=np.int64)
+    price = [p for _, p in regions]
+    path = data.draw(st.permutations(range(len(regions))))
+    g = data.draw(st.integers(len(path), int(free.sum())))
+    for part in (cost_min, fill, uniform):
+        got = _alloc(part.kernel, free, price, path, g)
+        assert [int(got[r]) for r in path] == part.twin(path, g, list(free), price), part.__name__
+
+
+def _pathfinder_both(free, price, links, k, scratch=None):
+    """Pathfinder's kernel and twin on one state: (path, GPUs per path region, g) of each; the
+    kernel with ``scratch`` (and the walks it keeps) when given."""
+    n = len(free)
+    scn = parse_scenario({"regions": [{"name": f"R{r}", "gpus": free[r], "price": price[r]}
+                                      for r in range(n)],
+                          "links_gbps": links, "jobs": [SMALL_JOB]})
+    jm = job_model(scn.jobs[0], scn.hardware, sum(free), scn.memory_model, 0)
+    state = ClusterState(scn)
+    const = np.zeros(N_CONST)
+    const[C_ACT_BITS], const[C_FLOP], const[C_OVERHEAD_S] = \
+        jm.activation_bits, jm.flop, jm.overhead_s
+    cluster = Cluster(np.array(free, dtype=np.int64), np.array(state.residual),
+                      np.array(price), np.array(state.speed))
+    out = Decision(np.full(n, -1, dtype=np.int64), np.zeros(n, dtype=np.int64))
+    scratch = make_work(n, 1, 1).scratch if scratch is None else scratch
+    plen, g = pathfinder.kernel(const, k, cluster, scratch, cost_min.kernel, out)
+    path, counts = pathfinder.twin(state, jm, k, price, cost_min.twin)
+    return ((list(out.path[:plen]), [int(out.alloc[r]) for r in out.path[:plen]], g),
+            (path, counts, sum(counts)))
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.integers(2, 24), st.data())
+def test_pathfinder_agrees_with_its_twin(n, data):
+    free = data.draw(st.lists(st.integers(0, 5), min_size=n, max_size=n).filter(any))
+    price = data.draw(st.lists(TIED_PRICES, min_size=n, max_size=n))
+    links = [[0.0 if u == v else data.draw(TIED_GBPS) for v in range(n)] for u in range(n)]
+    kernel, twin = _pathfinder_both(free, price, links, data.draw(st.integers(1, 40)))
+    assert kernel == twin
+
+
+def test_pathfinder_path_through_every_region_may_lose_on_price():
+    # From R0 the widest hops take R2, then R1: every region, K = 10 of 11 GPUs, and the
+    # one-GPU minimum puts a GPU on the dear R2 (avg 0.12). From R1 the path R1, R0 reaches 10
+    # GPUs at 0.1: the search may stop early only when a path holds every free GPU.
+    links = [[0, 50, 80], [50, 0, 50], [80, 50, 0]]
+    kernel, twin = _pathfinder_both([5, 5, 1], [0.1, 0.1, 0.3], links, 10)
+    assert kernel == twin == ([1, 0], [5, 5], 10)
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.integers(3, 16), st.data())
+def test_pathfinder_walks_kept_across_states_change_nothing(n, data):
+    # One scratch across a run of states as a start rule makes them: the same state again for
+    # other targets, one link's bandwidth changed (the same visible regions), other free GPUs
+    # (the same hops), a region emptied — each must place as a fresh search does.
+    free = data.draw(st.lists(st.integers(1, 5), min_size=n, max_size=n))
+    price = data.draw(st.lists(TIED_PRICES, min_size=n, max_size=n))
+    links = [[0.0 if u == v else data.draw(TIED_GBPS) for v in range(n)] for u in range(n)]
+    scratch = make_work(n, 1, 1).scratch
+    for _ in range(6):
+        change = data.draw(st.sampled_from(["none", "link", "free", "empty"]))
+        if change == "link":
+            u, v = data.draw(st.permutations(range(n)))[:2]
+            links[u][v] = data.draw(TIED_GBPS)
+        elif change == "free":
+            r = data.draw(st.integers(0, n - 1))
+            free[r] = data.draw(st.integers(1, 5))
+        elif change == "empty" and sum(f > 0 for f in free) > 1:
+            free[data.draw(st.sampled_from([r for r in range(n) if free[r]]))] = 0
+        kernel, twin = _pathfinder_both(free, price, links, data.draw(st.integers(1, 30)),
+                                        scratch)
+        assert kernel == twin

@@ -9,6 +9,7 @@ import numpy as np
 
 from bacepipe.core.jit import kernel
 from bacepipe.core.model import C_FLOP, hop_feasible
+from bacepipe.core.structs import WALK_SLOTS
 
 # Alg. 1 line 20: a relative difference below this counts as a tie (SPEC §1); SPEC §16 compares
 # compute with the same tolerance.
@@ -38,6 +39,15 @@ def average_price(path, plen, alloc, price_now, g):
     return total / g
 
 
+@kernel(inline=True)
+def gpus_on(path, plen, free):
+    """The free GPUs of the path's regions."""
+    total = 0
+    for p in range(plen):
+        total += free[path[p]]
+    return total
+
+
 # --------------------------------------------------------------------------- path growth
 
 
@@ -51,6 +61,20 @@ def visible_regions(free, out):
             out[n] = r
             n += 1
     return n
+
+
+@kernel(inline=True)
+def next_hop(const, kstar, bottleneck, g, fastest, work_s, hop_gbps, free_u, speed_u):
+    """Alg. 1 line 13 for appending a region of ``free_u`` GPUs of speed ``speed_u`` over a hop
+    of ``hop_gbps`` to a path with ``bottleneck``, ``g`` GPUs, ``fastest`` speed and W on it
+    ``work_s``: whether it stays feasible, and those four after it (W divided again only when
+    the fastest speed changes: the same quotient)."""
+    bottleneck_next = min(bottleneck, hop_gbps)
+    g_next = min(g + free_u, kstar)
+    fastest_next = max(fastest, speed_u)
+    work_next = work_s if fastest_next == fastest else const[C_FLOP] / fastest_next
+    return hop_feasible(const, bottleneck_next, g_next, work_next), bottleneck_next, g_next, \
+        fastest_next, work_next
 
 
 @kernel(inline=True)
@@ -76,6 +100,7 @@ def grow_path(const, kstar, start, cluster, path, scratch, n_visible):
     g = min(free[path[0]], kstar)
     bottleneck = np.inf
     fastest = speed[path[0]]
+    work_s = const[C_FLOP] / fastest
     while plen < n_visible and g < kstar:
         row = hop[tail]
         if not ready[tail]:
@@ -89,16 +114,137 @@ def grow_path(const, kstar, start, cluster, path, scratch, n_visible):
         if best < 0:
             break
         u = visible[best]
-        tentative = min(bottleneck, best_bw)
-        g_next = min(g + free[u], kstar)
-        fastest_next = max(fastest, speed[u])
-        if not hop_feasible(const, tentative, g_next, const[C_FLOP] / fastest_next):
+        feasible, bottleneck_next, g_next, fastest_next, work_next = next_hop(
+            const, kstar, bottleneck, g, fastest, work_s, best_bw, free[u], speed[u])
+        if not feasible:
             break
         path[plen] = u
         in_path[best] = True
         tail = best
         plen += 1
-        bottleneck, g, fastest = tentative, g_next, fastest_next
+        bottleneck, g, fastest, work_s = bottleneck_next, g_next, fastest_next, work_next
+    return plen, g
+
+
+@kernel(inline=True)
+def rank_hops(row, n_visible, rank):
+    """Positions ``0..n_visible−1`` into ``rank``, widest hop in ``row`` first (ties: lower
+    position first, as a scan keeping the first maximum picks)."""
+    for i in range(n_visible):
+        q = i
+        while q > 0 and row[rank[q - 1]] < row[i]:
+            rank[q] = rank[q - 1]
+            q -= 1
+        rank[q] = i
+
+
+@kernel(inline=True)
+def walk_slot(cluster, scratch, n_visible):
+    """The slot of ``scratch``'s walk cache for this state: the one holding the same visible
+    regions (``scratch.by_price[:n_visible]``) and the same hop bandwidths among them, else the
+    least recently used one, refilled with them and its walks cleared.
+
+    A walk (:func:`grow_walk`) reads nothing else of the state, so the walks of a slot serve
+    every job and GPU target placed on an equal state — the offer classes of a queue, decided
+    on the live state and on each projected one, and the states that recur."""
+    visible, resid, regions = scratch.by_price, cluster.resid, scratch.walk_regions
+    oldest, newest = 0, 0
+    for slot in range(WALK_SLOTS):
+        if regions[slot, 1] < regions[oldest, 1]:
+            oldest = slot
+        if regions[slot, 1] > regions[newest, 1]:
+            newest = slot
+    clock = regions[newest, 1] + 1
+    for n in range(WALK_SLOTS):  # the last used first
+        slot = (newest + n) % WALK_SLOTS
+        same = regions[slot, 0] == n_visible
+        for i in range(n_visible):
+            if not same:
+                break
+            same = regions[slot, 2 + i] == visible[i]
+        hop = scratch.walk_hop[slot]
+        for u in range(n_visible):
+            if not same:
+                break
+            for v in range(u + 1, n_visible):  # a hop's bandwidth is the same both ways
+                if hop[u, v] != hop_bandwidth(resid, visible[u], visible[v]):
+                    same = False
+                    break
+        if same:
+            regions[slot, 1] = clock
+            return slot
+    slot = oldest
+    regions[slot, 0], regions[slot, 1] = n_visible, clock
+    hop = scratch.walk_hop[slot]
+    for u in range(n_visible):
+        regions[slot, 2 + u] = visible[u]
+        scratch.walk_len[slot, u] = 0
+        scratch.walk_scans[slot, u] = 0
+        for v in range(n_visible):
+            hop[u, v] = hop_bandwidth(resid, visible[u], visible[v])
+    return slot
+
+
+@kernel(inline=True)
+def grow_walk(const, kstar, start, cluster, path, scratch, slot, n_visible):
+    """:func:`grow_path` from position ``start`` on the state of walk-cache slot ``slot``
+    (:func:`walk_slot`), with the same result: the regions a growth appends, widest hop from the
+    tail first, do not depend on the job or its target, only where it stops does. So each start
+    keeps its walk (``scratch.walk[slot, start, :walk_len]``, positions), extended only when a
+    growth goes past its end, and a growth along it checks the stops alone."""
+    free, speed, in_path = cluster.free, cluster.speed, scratch.in_path
+    visible, hop, walk = scratch.walk_regions[slot, 2:], scratch.walk_hop[slot], \
+        scratch.walk[slot, start]
+    n_walk = scratch.walk_len[slot, start]
+    if n_walk == 0:
+        walk[0], n_walk = start, 1
+    marked = False  # in_path holds the walk (needed to extend it)
+    tail = start
+    path[0] = visible[start]
+    plen = 1
+    g = min(free[path[0]], kstar)
+    bottleneck = np.inf
+    fastest = speed[path[0]]
+    work_s = const[C_FLOP] / fastest
+    while plen < n_visible and g < kstar:
+        if plen == n_walk:
+            if not marked:
+                for i in range(n_visible):
+                    in_path[i] = False
+                for m in range(n_walk):
+                    in_path[walk[m]] = True
+                marked = True
+            # Ranking a row costs about n_visible/4 scans of it: scan a row until it would
+            # have paid for ranking, then rank it and read the ranking.
+            scans, rank = scratch.walk_scans[slot, tail], scratch.walk_rank[slot, tail]
+            if scans >= 0 and 4 * scans < n_visible:
+                row, widest, widest_bw = hop[tail], -1, -np.inf
+                for i in range(n_visible):
+                    if not in_path[i] and row[i] > widest_bw:
+                        widest, widest_bw = i, row[i]
+                walk[n_walk] = widest
+                scratch.walk_scans[slot, tail] = scans + 1
+            else:
+                if scans >= 0:
+                    rank_hops(hop[tail], n_visible, rank)
+                    scratch.walk_scans[slot, tail] = -1
+                for q in range(n_visible):
+                    if not in_path[rank[q]]:
+                        walk[n_walk] = rank[q]
+                        break
+            in_path[walk[n_walk]] = True
+            n_walk += 1
+        best = walk[plen]
+        u = visible[best]
+        feasible, bottleneck_next, g_next, fastest_next, work_next = next_hop(
+            const, kstar, bottleneck, g, fastest, work_s, hop[tail, best], free[u], speed[u])
+        if not feasible:
+            break
+        path[plen] = u
+        tail = best
+        plen += 1
+        bottleneck, g, fastest, work_s = bottleneck_next, g_next, fastest_next, work_next
+    scratch.walk_len[slot, start] = n_walk
     return plen, g
 
 

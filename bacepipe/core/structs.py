@@ -43,6 +43,13 @@ class Scratch(NamedTuple):
     by_price : int64[R]      a list of regions (a price order, the visible regions).
     hop, hop_ready : float64[R, R], bool[R]   hop bandwidths between visible regions, rows
                              filled on use (:func:`bacepipe.core.placement.grow_path`).
+    walk_* : the walk cache of :func:`bacepipe.core.placement.walk_slot`, per slot (WALK_SLOTS):
+      walk_regions : int64[S, R + 2]   the visible regions, how many (col 0; −1: empty), when
+                                       last used (col 1), then the regions from col 2.
+      walk_hop : float64[S, R, R]      hop bandwidths between them (by position).
+      walk_rank : int64[S, R, R], walk_scans : int64[S, R]   rows ranked widest first once
+                                       scanned often enough (scans so far; −1: ranked).
+      walk : int64[S, R, R], walk_len : int64[S, R]          each start's walk (positions).
     """
 
     path: np.ndarray
@@ -51,6 +58,12 @@ class Scratch(NamedTuple):
     by_price: np.ndarray
     hop: np.ndarray
     hop_ready: np.ndarray
+    walk_regions: np.ndarray
+    walk_hop: np.ndarray
+    walk_rank: np.ndarray
+    walk_scans: np.ndarray
+    walk: np.ndarray
+    walk_len: np.ndarray
 
 
 class Work(NamedTuple):
@@ -198,6 +211,9 @@ FUTURE, PENDING, RUNNING, DONE = 0, 1, 2, 3
 OPTIONS_PER_EPOCH = 6
 #: Columns of :attr:`Work.options`.
 OPT_TAU, OPT_JCT, OPT_COST, OPT_GPUS, OPT_Q, OPT_PLEN = range(6)
+#: States whose Pathfinder walks a placement's scratch keeps (:attr:`Scratch.walk`): the live
+#: state and the projected one a start rule decides on in turn.
+WALK_SLOTS = 2
 #: Distinct intra-region hop times a run keeps summed (:attr:`Run.hop_sums`; the paper's models
 #: have five).
 HOP_SUM_ROWS = 8
@@ -226,7 +242,11 @@ def make_work(n_regions, n_jobs, max_kstar):
     and compiled code)."""
     r = n_regions
     scratch = Scratch(np.zeros(r, np.int64), np.zeros(r, np.int64), np.zeros(r, np.bool_),
-                      np.zeros(r, np.int64), np.zeros((r, r)), np.zeros(r, np.bool_))
+                      np.zeros(r, np.int64), np.zeros((r, r)), np.zeros(r, np.bool_),
+                      np.full((WALK_SLOTS, r + 2), -1, np.int64),
+                      np.zeros((WALK_SLOTS, r, r)), np.zeros((WALK_SLOTS, r, r), np.int64),
+                      np.zeros((WALK_SLOTS, r), np.int64), np.zeros((WALK_SLOTS, r, r), np.int64),
+                      np.zeros((WALK_SLOTS, r), np.int64))
     return Work(scratch, np.zeros(r, np.int64), np.zeros(r, np.int64),
                 np.zeros(r, np.int64), np.zeros(r), np.zeros((r, r)), np.zeros((r, r), np.int64),
                 np.zeros(r * r, np.int64), np.full(1, -1, np.int64), np.zeros(n_jobs, np.int64),

@@ -12,8 +12,10 @@ from bacepipe.core.placement import (
     average_price,
     cheapest_visible,
     compute_order,
-    grow_path,
-    visible_with_hops,
+    gpus_on,
+    grow_walk,
+    visible_regions,
+    walk_slot,
 )
 from bacepipe.policies.api import placement_kernel
 from bacepipe.sim.model import PRICE_TIE_RTOL as PRICE_TIE_RTOL_TWIN
@@ -32,9 +34,10 @@ def kernel(job, k, cluster, scratch, allocate, out):
         return 1, k
     best_plen, best_g, best_compute, best_price = 0, 0, 0.0, np.inf
     path, alloc, speed = scratch.path, scratch.alloc, cluster.speed
-    n_visible = visible_with_hops(free, scratch)
+    n_visible = visible_regions(free, scratch.by_price)
+    slot = walk_slot(cluster, scratch, n_visible)
     for start in range(n_visible):
-        plen, g = grow_path(job, k, start, cluster, path, scratch, n_visible)
+        plen, g = grow_walk(job, k, start, cluster, path, scratch, slot, n_visible)
         allocate(path, plen, g, cluster, alloc)
         avg = average_price(path, plen, alloc, cluster.price, g)
         compute = 0.0
@@ -46,6 +49,11 @@ def kernel(job, k, cluster, scratch, allocate, out):
                 out.path[p] = path[p]
                 out.alloc[path[p]] = alloc[path[p]]
             best_plen, best_g, best_compute, best_price = plen, g, compute, avg
+            if plen == n_visible and g == gpus_on(path, plen, free):
+                # Every free GPU: any other start gathers fewer (less compute) or these in
+                # another order (the same compute and price but for rounding, far inside
+                # PRICE_TIE_RTOL), and the earlier candidate stays on a tie.
+                break
     return best_plen, best_g
 
 
