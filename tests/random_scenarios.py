@@ -1,6 +1,7 @@
 """Seeded random scenarios that stress every branch of SPEC: 1–10 regions, 1–30 jobs, staggered
 and equal arrivals, missing links, asymmetric matrices, regions with 0 GPUs, price ties,
-hardware overrides. Shared by the differential and property tests."""
+hardware overrides. Shared by the differential and property tests; and the small job of the
+hand-built ones."""
 
 import numpy as np
 
@@ -11,6 +12,9 @@ MODELS = (  # (model, params_b, layers, hidden, batch_size): Table III and a few
     ("Ministral-3-14B", 14, 40, 5120, 512), ("Qwen2.5-14B", 14, 48, 5120, 512),
     ("tiny-1B", 1.3, 6, 2048, 64), ("small-7B", 7, 32, 4096, 256),
 )
+#: A small job (K* = 8 on the hand-built scenarios of the reference and placement tests).
+SMALL_JOB = {"name": "J", "params_b": 14, "layers": 8, "hidden": 5120, "batch_size": 512,
+             "dataset_samples": 52002}
 PRICES = (0.08, 0.12, 0.156, 0.191, 0.191, 0.222, 0.23, 0.251, 0.288, 0.35)
 
 

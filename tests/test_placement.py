@@ -7,6 +7,7 @@ import itertools
 import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from random_scenarios import SMALL_JOB
 
 from bacepipe.core.model import C_ACT_BITS, C_FLOP, C_KSTAR, C_OVERHEAD_S, C_WORK, N_CONST
 from bacepipe.model.scenario import parse_scenario
@@ -15,9 +16,6 @@ from bacepipe.policies.api import Cluster, Decision, make_work
 from bacepipe.sim.model import ClusterState, job_model
 
 A_COST_MIN, A_FILL, A_UNIFORM = cost_min.kernel, fill.kernel, uniform.kernel
-
-SMALL_JOB = {"name": "J", "params_b": 14, "layers": 8, "hidden": 5120, "batch_size": 512,
-             "dataset_samples": 52002}
 
 small_paths = st.lists(st.tuples(st.integers(1, 6), st.sampled_from([0.1, 0.2, 0.2, 0.3, 0.5])),
                        min_size=1, max_size=4)

@@ -3,6 +3,7 @@
 import math
 
 import pytest
+from random_scenarios import SMALL_JOB
 
 from bacepipe.errors import InputError
 from bacepipe.model.generate import load_scenario
@@ -27,9 +28,6 @@ from bacepipe.sim.model import ClusterState, job_model
 from bacepipe.sim.reference import simulate_reference
 
 allocate_fill, allocate_cost_min, allocate_uniform = fill.twin, cost_min.twin, uniform.twin
-
-SMALL_JOB = {"name": "J", "params_b": 14, "layers": 8, "hidden": 5120, "batch_size": 512,
-             "dataset_samples": 52002}
 
 
 def scenario(gpus, prices, links, jobs=(SMALL_JOB,), **extra):
