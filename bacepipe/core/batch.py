@@ -131,16 +131,16 @@ def _simulate_share(inputs, outputs, codes, parts, first, step):
         const = outputs.const[t]
         for r in range(n_regions):
             speed[r] = gpu_speed(inputs.gpu_tflops[t, r], hw[HW_MFU])
+        total_gpus = inputs.gpus[t].sum()
         bad = job_constants(hw, reference_type(inputs.gpus[t], inputs.gpu_tflops[t],
                                                inputs.gpu_mem_gb[t]),
                             inputs.params_b[t], inputs.layers[t], inputs.hidden[t],
                             inputs.batch_size[t], inputs.samples[t], inputs.epochs[t],
-                            inputs.arrival_h[t], inputs.gpus[t].sum(), inputs.memory_on, const,
+                            inputs.arrival_h[t], total_gpus, inputs.memory_on, const,
                             kstar_memo)
         r_max = fastest_hop_gbps(inputs.links[t], hw[HW_INTRA_GBPS])
         if bad < 0:
-            outputs.lower_bound_h[t] = lower_bound_h(const, r_max, inputs.gpus[t].sum(),
-                                                     solo_memo)
+            outputs.lower_bound_h[t] = lower_bound_h(const, r_max, total_gpus, solo_memo)
             for j in range(n_jobs):
                 scan.arrivals[j] = j
             _sort(scan.arrivals, n_jobs, const[:, C_ARRIVAL_S], const, scan.buffer)

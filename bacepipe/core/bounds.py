@@ -16,7 +16,8 @@ from bacepipe.core.model import (
     C_MIN_GPUS,
     C_OVERHEAD_S,
     C_WORK,
-    t_comp,
+    hops_summed,
+    one_region_iter_s,
 )
 
 
@@ -45,13 +46,9 @@ def solo_bounds_s(job, r_max, fast, k_min, k_max, prefix):
     best_t, best_area = np.inf, np.inf
     # Eq. 1 for k GPUs in one region, its hop sum grown one hop per k (the same repeated
     # additions as single_region_iter_time, in O(k_max) instead of O(k_max²))
-    comm = 0.0
-    for _ in range(k_min - 1):
-        comm += h
+    comm = hops_summed(h, k_min - 1)
     for k in range(k_min, k_max + 1):
-        tc = t_comp(fast, k)
-        delta = max(tc, h) if k > 1 else tc
-        t = 2.0 * (comm + k * tc + (fast[C_MICRO] - 1.0) * delta)
+        t = one_region_iter_s(fast, k, comm)
         best_t = min(best_t, t)
         best_area = min(best_area, k * t)
         if prefix.shape[0] > 0:

@@ -44,16 +44,29 @@ def hop_feasible(const, bandwidth_gbps, g, work_s):
         const[C_ACT_BITS] / (bandwidth_gbps * 1e9) <= work_s / g + const[C_OVERHEAD_S]
 
 
-@kernel
-def single_region_iter_time(const, k):
-    """Eq. 1 for k GPUs in one region: k − 1 intra-region hops summed one by one."""
-    h = const[C_INTRA_S]
+@kernel(inline=True)
+def hops_summed(h, n):
+    """``h`` added ``n`` times one by one, as Eq. 1 sums a region's hops."""
     comm = 0.0
-    for _ in range(k - 1):
+    for _ in range(n):
         comm += h
+    return comm
+
+
+@kernel(inline=True)
+def one_region_iter_s(const, k, comm):
+    """Eq. 1 for k GPUs in one region whose k − 1 inner hops sum to ``comm``
+    (:func:`hops_summed`)."""
+    h = const[C_INTRA_S]
     tc = t_comp(const, k)
     delta = max(tc, h) if k > 1 else tc
     return 2.0 * (comm + k * tc + (const[C_MICRO] - 1.0) * delta)
+
+
+@kernel
+def single_region_iter_time(const, k):
+    """Eq. 1 for k GPUs in one region: k − 1 intra-region hops summed one by one."""
+    return one_region_iter_s(const, k, hops_summed(const[C_INTRA_S], k - 1))
 
 
 @kernel(inline=True)
@@ -199,13 +212,9 @@ def _k_star(c, kmin, kmax):
     hop sum grown one hop per k (the repeated additions of single_region_iter_time)."""
     best_k, best_t = kmin, np.inf
     h = c[C_INTRA_S]
-    comm = 0.0
-    for _ in range(kmin - 1):
-        comm += h
+    comm = hops_summed(h, kmin - 1)
     for k in range(kmin, kmax + 1):
-        tc = t_comp(c, k)
-        delta = max(tc, h) if k > 1 else tc
-        t = 2.0 * (comm + k * tc + (c[C_MICRO] - 1.0) * delta)
+        t = one_region_iter_s(c, k, comm)
         if t < best_t:
             best_k, best_t = k, t
         comm += h

@@ -78,6 +78,26 @@ def next_hop(const, kstar, bottleneck, g, fastest, work_s, hop_gbps, free_u, spe
 
 
 @kernel(inline=True)
+def path_from(const, kstar, region, free, speed, path):
+    """A path of ``region`` alone, aiming at ``kstar`` GPUs, into ``path``: (plen, g,
+    bottleneck, fastest speed, W on it), as Alg. 1 line 7 starts a growth."""
+    path[0] = region
+    fastest = speed[region]
+    return 1, min(free[region], kstar), np.inf, fastest, const[C_FLOP] / fastest
+
+
+@kernel(inline=True)
+def widest_unvisited(row, in_path, n_visible):
+    """The position not ``in_path`` on the widest hop in ``row`` (the first on ties), and that
+    hop's bandwidth; (−1, −inf) when every position is in the path."""
+    best, best_bw = -1, -np.inf
+    for i in range(n_visible):
+        if not in_path[i] and row[i] > best_bw:
+            best, best_bw = i, row[i]
+    return best, best_bw
+
+
+@kernel(inline=True)
 def grow_path(const, kstar, start, cluster, path, scratch, n_visible):
     """Alg. 1 lines 7–17 from one start, aiming at ``kstar`` GPUs: append the visible unvisited
     region on the widest hop from the tail while the bottleneck stays feasible for the GPUs
@@ -94,23 +114,16 @@ def grow_path(const, kstar, start, cluster, path, scratch, n_visible):
     for i in range(n_visible):
         in_path[i] = False
     tail = start
-    path[0] = visible[start]
     in_path[start] = True
-    plen = 1
-    g = min(free[path[0]], kstar)
-    bottleneck = np.inf
-    fastest = speed[path[0]]
-    work_s = const[C_FLOP] / fastest
+    plen, g, bottleneck, fastest, work_s = path_from(const, kstar, visible[start], free, speed,
+                                                     path)
     while plen < n_visible and g < kstar:
         row = hop[tail]
         if not ready[tail]:
             for i in range(n_visible):
                 row[i] = hop_bandwidth(resid, visible[tail], visible[i])
             ready[tail] = True
-        best, best_bw = -1, -np.inf
-        for i in range(n_visible):
-            if not in_path[i] and row[i] > best_bw:
-                best, best_bw = i, row[i]
+        best, best_bw = widest_unvisited(row, in_path, n_visible)
         if best < 0:
             break
         u = visible[best]
@@ -200,12 +213,8 @@ def grow_walk(const, kstar, start, cluster, path, scratch, slot, n_visible):
         walk[0], n_walk = start, 1
     marked = False  # in_path holds the walk (needed to extend it)
     tail = start
-    path[0] = visible[start]
-    plen = 1
-    g = min(free[path[0]], kstar)
-    bottleneck = np.inf
-    fastest = speed[path[0]]
-    work_s = const[C_FLOP] / fastest
+    plen, g, bottleneck, fastest, work_s = path_from(const, kstar, visible[start], free, speed,
+                                                     path)
     while plen < n_visible and g < kstar:
         if plen == n_walk:
             if not marked:
@@ -218,11 +227,7 @@ def grow_walk(const, kstar, start, cluster, path, scratch, slot, n_visible):
             # have paid for ranking, then rank it and read the ranking.
             scans, rank = scratch.walk_scans[slot, tail], scratch.walk_rank[slot, tail]
             if scans >= 0 and 4 * scans < n_visible:
-                row, widest, widest_bw = hop[tail], -1, -np.inf
-                for i in range(n_visible):
-                    if not in_path[i] and row[i] > widest_bw:
-                        widest, widest_bw = i, row[i]
-                walk[n_walk] = widest
+                walk[n_walk] = widest_unvisited(hop[tail], in_path, n_visible)[0]
                 scratch.walk_scans[slot, tail] = scans + 1
             else:
                 if scans >= 0:
