@@ -1,10 +1,13 @@
 """Where the paper setting's time goes, by compiled function: `perf` samples of the batched core
-(6 regions, 8 jobs, the eight schedulers of SPEC §7, one thread), named through a perf map that
-the profiled process writes from numba's compiled libraries (JIT code is otherwise anonymous).
+(6 regions, 8 jobs, the eight schedulers of SPEC §7, one thread; or, with ``--trace-jobs``, one
+simulation of the trace case of ``scaling.py`` under one scheduler and start rule), named
+through a perf map that the profiled process writes from numba's compiled libraries (JIT code is
+otherwise anonymous).
 Functions numba or LLVM inlined count in their caller. Needs Linux `perf`; compiles into a fresh
 numba cache (code loaded from the cache keeps no names), ~2 minutes.
 
     python benchmarks/kernel_profile.py [--topologies 5000] [--repeats 5] [--top 25] [--tree DIR]
+        [--trace-jobs 30000 --scheduler bace_pipe --start-rule wait_if_faster]
 
 (``--tree``: profile another checkout, e.g. a ``git worktree`` of an earlier commit.)
 """
@@ -22,8 +25,16 @@ from _common import PAPER_PROBE, header, table
 
 ROOT = Path(__file__).resolve().parents[1]
 #: Run in a child process: warms up, writes /tmp/perf-<pid>.map, then records itself while it
-#: simulates (argv: root, topologies, repeats, perf.data path).
+#: simulates (argv: root, topologies, repeats, perf.data path, trace jobs (0: the paper setting),
+#: scheduler, start rule).
 PROBE = PAPER_PROBE + """
+if int(sys.argv[5]):
+    sys.path.insert(0, os.path.join(sys.argv[1], "benchmarks"))
+    from scaling import TRACE_REGIONS, busy_rate_per_h
+    names, topologies = (sys.argv[6],), 1
+    batch = generate_batch("random", 0, range(1), num_regions=TRACE_REGIONS,
+                           num_jobs=int(sys.argv[5]), arrivals="poisson",
+                           arrival_rate_per_h=busy_rate_per_h(0.9), start_rule=sys.argv[7])
 from numba.core.registry import CPUDispatcher
 rows = set()
 for obj in gc.get_objects():
@@ -69,17 +80,23 @@ def main() -> None:
     p.add_argument("--repeats", type=int, default=5)
     p.add_argument("--top", type=int, default=25)
     p.add_argument("--tree", type=Path, default=ROOT, help="the checkout to profile")
+    p.add_argument("--trace-jobs", type=int, default=0,
+                   help="profile the trace case with this many jobs instead (0: paper setting)")
+    p.add_argument("--scheduler", default="bace_pipe", help="the trace case's scheduler")
+    p.add_argument("--start-rule", default="wait_if_faster", help="the trace case's start rule")
     args = p.parse_args()
     if shutil.which("perf") is None:
         sys.exit("kernel_profile: needs Linux `perf` on the PATH")
-    header(f"paper setting: share of perf samples per compiled function, one thread "
-           f"({args.tree})")
+    setting = (f"trace case, {args.trace_jobs:,} jobs, {args.scheduler}, {args.start_rule}"
+               if args.trace_jobs else "paper setting")
+    header(f"{setting}: share of perf samples per compiled function, one thread ({args.tree})")
     with tempfile.TemporaryDirectory() as tmp:
         data = str(Path(tmp) / "perf.data")
         env = dict(os.environ, NUMBA_NUM_THREADS="1", NUMBA_CACHE_DIR=str(Path(tmp) / "cache"))
         us, pid = subprocess.run(
             [sys.executable, "-c", PROBE, str(args.tree), str(args.topologies), str(args.repeats),
-             data], capture_output=True, text=True, env=env, check=True).stdout.split()[-2:]
+             data, str(args.trace_jobs), args.scheduler, args.start_rule],
+            capture_output=True, text=True, env=env, check=True).stdout.split()[-2:]
         perf_map = Path(f"/tmp/perf-{pid}.map")  # perf reads it when it reports
         try:
             report = subprocess.run(["perf", "report", "-i", data, "--sort", "symbol", "--stdio"],

@@ -13,6 +13,8 @@ from random_scenarios import random_scenario
 
 import bacepipe
 from bacepipe.core import METRICS, simulate_batch
+from bacepipe.core.loop import find_lanes, lane_table_size
+from bacepipe.core.model import C_ARRIVAL_S, N_CONST
 from bacepipe.core.structs import MEMO_MIN_JOBS
 from bacepipe.model.generate import generate_batch
 from bacepipe.model.scenario import START_RULES, parse_scenario
@@ -114,6 +116,46 @@ def test_memoized_offers_match(block, extensions):
             assert_same_schedule(_run(bacepipe.run_scenario, scenario, scheduler),
                                  _run(simulate_reference, scenario, scheduler),
                                  f"seed {seed}, {scheduler}, {data['start_rule']}")
+
+
+@pytest.mark.parametrize("block", range(2))
+def test_lanes_match(block):
+    """From MEMO_MIN_JOBS jobs, under built-in parts, the scan visits only the first pending job
+    of each lane — jobs equal but for their arrival (``core/loop.py``: ``find_lanes``): 2 blocks
+    × 8 scenarios whose 32–90 jobs are copies of 1–4 jobs (arrival ties included), either start
+    rule, half with SPEC §12's switches, a quarter on mixed fleets, every scheduler."""
+    for seed in range(block * 8, (block + 1) * 8):
+        rng = np.random.default_rng([seed, 23])
+        data = random_scenario(rng, extensions=seed % 2 == 1, min_jobs=MEMO_MIN_JOBS,
+                               max_jobs=90, gpu_types=seed % 4 == 3)
+        kinds = data["jobs"][:int(rng.integers(1, 5))]
+        data["jobs"] = [{**kinds[int(rng.integers(len(kinds)))], "name": job["name"],
+                         "arrival_h": job["arrival_h"]} for job in data["jobs"]]
+        data["start_rule"] = "wait_if_faster" if seed % 2 else "greedy"
+        scenario = parse_scenario(data)
+        for scheduler in SCHEDULER_PARTS:
+            assert_same_schedule(_run(bacepipe.run_scenario, scenario, scheduler),
+                                 _run(simulate_reference, scenario, scheduler),
+                                 f"seed {seed}, {scheduler}, {data['start_rule']}")
+
+
+def test_lanes_are_the_jobs_equal_but_for_arrival():
+    """``find_lanes`` from its definition: a job's lane is the first job, by index, whose
+    constants equal its own bit for bit in every column but C_ARRIVAL_S (−0.0 is not 0.0)."""
+    rng = np.random.default_rng(5)
+    for n_jobs in (1, 7, 64, 300):
+        kinds = rng.choice([0.0, -0.0, 1.0, 2.5, np.nan, 1e300], size=(5, N_CONST))
+        jobs = kinds[rng.integers(5, size=n_jobs)]
+        jobs[:, C_ARRIVAL_S] = rng.choice([0.0, 3600.0, 7.5], size=n_jobs)
+        flip = rng.random(n_jobs) < 0.2  # a job differing in one column but the arrival
+        jobs[flip, rng.integers(N_CONST - 1, size=flip.sum())] += 1.0
+        jobs = np.ascontiguousarray(jobs)
+        lane = np.empty(n_jobs, np.int64)
+        find_lanes(jobs, lane, np.empty(lane_table_size(n_jobs), np.int64))
+        others = jobs.view(np.int64)[:, [c for c in range(N_CONST) if c != C_ARRIVAL_S]]
+        for j in range(n_jobs):
+            expected = next(i for i in range(n_jobs) if np.array_equal(others[i], others[j]))
+            assert lane[j] == expected, (n_jobs, j)
 
 
 @pytest.mark.parametrize("name", ["paper", "motivation"])

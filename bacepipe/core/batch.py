@@ -10,7 +10,14 @@ from numba import get_num_threads, prange
 
 from bacepipe.core.bounds import N_SOLO_MEMO, fastest_hop_gbps, lower_bound_h
 from bacepipe.core.jit import kernel
-from bacepipe.core.loop import STATUS_TOO_FEW_GPUS, Scan, _sort, simulate_one
+from bacepipe.core.loop import (
+    STATUS_TOO_FEW_GPUS,
+    Scan,
+    _sort,
+    find_lanes,
+    lane_table_size,
+    simulate_one,
+)
 from bacepipe.core.model import (
     C_ARRIVAL_S,
     HW_INTRA_GBPS,
@@ -22,7 +29,15 @@ from bacepipe.core.model import (
     gpu_speed,
     job_constants,
 )
-from bacepipe.core.structs import FUTURE, HOP_SUM_ROWS, Cluster, Decision, Run, make_work
+from bacepipe.core.structs import (
+    FUTURE,
+    HOP_SUM_ROWS,
+    MEMO_MIN_JOBS,
+    Cluster,
+    Decision,
+    Run,
+    make_work,
+)
 from bacepipe.metrics import METRICS
 
 N_METRICS = len(METRICS)
@@ -97,7 +112,9 @@ def _workspace(n_regions, n_jobs, max_kstar):
     decision = Decision(np.empty(n_regions, np.int64), np.zeros(n_regions, np.int64))
     scan = Scan(np.zeros(n_jobs), np.empty(n_jobs, np.int64), np.empty(n_jobs, np.int64),
                 np.empty(n_jobs, np.int64), np.empty(n_jobs, np.int64),
-                np.empty(n_jobs, np.int64), np.empty(n_regions))
+                np.empty(n_jobs, np.int64), np.empty(n_regions), np.empty(n_jobs, np.int64),
+                np.empty(n_jobs, np.int64), np.empty(n_jobs, np.int64),
+                np.empty(lane_table_size(n_jobs), np.int64))
     state = (np.empty(n_jobs, np.int64), np.empty(n_jobs, np.int64), np.empty(n_jobs),
              np.empty(n_jobs, np.int64), np.zeros(1, np.int64),
              np.empty((n_regions, n_regions), np.int64))
@@ -145,6 +162,8 @@ def _simulate_share(inputs, outputs, codes, parts, first, step):
                 scan.arrivals[j] = j
             _sort(scan.arrivals, n_jobs, const[:, C_ARRIVAL_S], const, scan.buffer)
             fill_hop_sums(hop_sums, const)
+            if n_jobs >= MEMO_MIN_JOBS:  # lanes are read only where offers are memoized
+                find_lanes(const, scan.lane, scan.lane_table)
         _simulate_topology(inputs, outputs, t, bad, r_max, codes, parts, workspace, state,
                            hop_sums)
 

@@ -51,6 +51,11 @@ class Scan(NamedTuple):
     arrivals : int64[J]   the jobs by arrival time, then index (per topology).
     held_at : int64[J]    the state version at which the start rule last held each job back.
     prices : float64[R]   the previous event's unit prices (watched under time-of-use only).
+    lane : int64[J]       each job's lane (:func:`find_lanes`, per topology): the first job, by
+                          index, of the jobs whose constants equal its own but for the arrival.
+    lane_tail : int64[J]  per lane, its last pending job (−1: none pending).
+    next_in_lane : int64[J]   the pending job after each in its lane (−1: the last).
+    lane_table : int64[2^k >= 2J]   :func:`find_lanes`' hash table.
     """
 
     keys: np.ndarray
@@ -60,6 +65,55 @@ class Scan(NamedTuple):
     arrivals: np.ndarray
     held_at: np.ndarray
     prices: np.ndarray
+    lane: np.ndarray
+    lane_tail: np.ndarray
+    next_in_lane: np.ndarray
+    lane_table: np.ndarray
+
+
+@kernel
+def lane_table_size(n_jobs):
+    """The length of :attr:`Scan.lane_table`: a power of two, at least twice the jobs (a probe
+    then ends within a few slots)."""
+    size = 1
+    while size < 2 * n_jobs:
+        size *= 2
+    return size
+
+
+@kernel(inline=True)
+def _same_lane(a, b):
+    """Whether two jobs' constants (as bit patterns) are equal in every column but the
+    arrival."""
+    for col in range(a.shape[0]):
+        if col != C_ARRIVAL_S and a[col] != b[col]:
+            return False
+    return True
+
+
+@kernel
+def find_lanes(jobs, lane, table):
+    """Each job's lane: the first job, by index, whose constants equal its own bit for bit in
+    every column but the arrival (hashed, then compared). Built-in parts see a job through its
+    constants, and their ordering keys are equal within a lane or grow with the arrival, so a
+    lane's pending jobs come in arrival order and the one first in it decides for all (see
+    :func:`simulate_one`)."""
+    n_jobs, n_cols = jobs.shape
+    mask = table.shape[0] - 1
+    table[:] = -1
+    bits = jobs.view(np.int64)
+    for j in range(n_jobs):
+        h = 2166136261  # 32-bit FNV-1a over both halves of each column: no product overflows
+        for col in range(n_cols):
+            if col != C_ARRIVAL_S:
+                h = ((h ^ (bits[j, col] & 0xFFFFFFFF)) * 16777619) & 0xFFFFFFFF
+                h = ((h ^ ((bits[j, col] >> 32) & 0xFFFFFFFF)) * 16777619) & 0xFFFFFFFF
+        slot = h & mask
+        while table[slot] >= 0 and not _same_lane(bits[table[slot]], bits[j]):
+            slot = (slot + 1) & mask
+        if table[slot] < 0:
+            table[slot] = j
+        lane[j] = table[slot]
 
 
 @kernel(inline=True)
@@ -318,6 +372,12 @@ def simulate_one(run, gpus, code, parts, out, workspace):
     # Offers memoized per offer class and version (bacepipe.core.projection.offer_class) pay
     # only once a queue holds jobs of one class; built-in parts read nothing but the state.
     memo = stable_hold and n_jobs >= MEMO_MIN_JOBS
+    # In a memoized run of built-in parts only the first pending job of each lane (find_lanes)
+    # is scanned: the others would be decided alike, after it, and wait behind it in arrival
+    # order. Otherwise every job is a lane of its own.
+    lanes = memo and code[CODE_BUILTIN] != 0
+    lane, lane_tail, next_in_lane = scan.lane, scan.lane_tail, scan.next_in_lane
+    lane_tail[:] = -1
     work.version[0] = -1
     version = work.version[1] + 1
     work.version[1] = work.version[2] = version
@@ -339,6 +399,13 @@ def simulate_one(run, gpus, code, parts, out, workspace):
             arrived += 1
             state[j] = PENDING
             held_at[j] = -1
+            next_in_lane[j] = -1
+            queue = lane[j] if lanes else j
+            behind = lane_tail[queue]
+            lane_tail[queue] = j
+            if behind >= 0:
+                next_in_lane[behind] = j
+                continue
             if static_order:
                 _enqueue(pending, n_pending, j, keys, jobs)
             else:  # keyed and sorted at the scan
@@ -352,7 +419,10 @@ def simulate_one(run, gpus, code, parts, out, workspace):
         if watch_prices:
             for r in range(n_regions):
                 if scan.prices[r] != cluster.price[r]:
+                    # a new chain too: its projections' offers at a release's τ were made with
+                    # the prices at τ, which the live state no longer has (chain_offer)
                     version += 1
+                    chain, shift = version, 0
                     break
         while n_pending > 0:  # 3. scan in order; restart after every start, stop when none starts
             if free.sum() == 0:  # no policy can place anything
@@ -396,6 +466,15 @@ def simulate_one(run, gpus, code, parts, out, workspace):
                 n_pending -= 1
                 for q in range(i, n_pending):
                     pending[q] = pending[q + 1]
+                after = next_in_lane[j]  # the lane's next job joins the scan
+                if after < 0:
+                    lane_tail[lane[j] if lanes else j] = -1
+                else:
+                    if static_order:
+                        _enqueue(pending, n_pending, after, keys, jobs)
+                    else:
+                        pending[n_pending] = after
+                    n_pending += 1
                 sequence += 1
                 version += 1
                 chain, shift = version, 0
@@ -407,9 +486,12 @@ def simulate_one(run, gpus, code, parts, out, workspace):
         if n_running[0] > 0:
             t_next = min(t_next, end_s[running[n_running[0] - 1]])
         if t_next == np.inf and done < n_jobs:
-            stuck = pending[0]
-            for i in range(1, n_pending):
-                stuck = min(stuck, pending[i])
+            stuck = n_jobs
+            for i in range(n_pending):
+                j = pending[i]
+                while j >= 0:
+                    stuck = min(stuck, j)
+                    j = next_in_lane[j]
             return STATUS_NEVER_PLACED, stuck
         t = t_next
     _metrics(run, gpus, start_s, cost, metrics)
