@@ -51,6 +51,15 @@ def assert_same_schedule(fast, slow, label: str) -> None:
         assert _close(fast[key], slow[key]), f"{label}: {key} {fast[key]!r} vs {slow[key]!r}"
 
 
+def assert_every_scheduler_agrees(data: dict, label: str) -> None:
+    """The core and the twin on scenario ``data`` (SPEC §9 shape), under every scheduler."""
+    scenario = parse_scenario(data)
+    for scheduler in SCHEDULER_PARTS:
+        assert_same_schedule(_run(bacepipe.run_scenario, scenario, scheduler),
+                             _run(simulate_reference, scenario, scheduler),
+                             f"{label}, {scheduler}, {data.get('start_rule', 'greedy')}")
+
+
 @pytest.mark.parametrize("extensions", [False, True], ids=["paper-world", "extensions"])
 @pytest.mark.parametrize("block", range(4))
 def test_core_matches_reference(block, extensions):
@@ -58,11 +67,7 @@ def test_core_matches_reference(block, extensions):
     own start rule)."""
     for seed in range(block * 60, (block + 1) * 60):
         data = random_scenario(np.random.default_rng([seed, extensions]), extensions=extensions)
-        scenario = parse_scenario(data)
-        for scheduler in SCHEDULER_PARTS:
-            assert_same_schedule(_run(bacepipe.run_scenario, scenario, scheduler),
-                                 _run(simulate_reference, scenario, scheduler),
-                                 f"seed {seed}, {scheduler}")
+        assert_every_scheduler_agrees(data, f"seed {seed}")
 
 
 @pytest.mark.parametrize("extensions", [False, True], ids=["paper-world", "extensions"])
@@ -75,11 +80,7 @@ def test_start_rules_and_slack_match(block, extensions):
         data = random_scenario(rng, extensions=extensions, max_jobs=20)
         data["start_rule"] = "wait_if_faster"
         data["plan_slack"] = float(rng.choice([0.0, 0.05, 0.1, 0.2, 0.3, 1.0]))
-        scenario = parse_scenario(data)
-        for scheduler in SCHEDULER_PARTS:
-            assert_same_schedule(_run(bacepipe.run_scenario, scenario, scheduler),
-                                 _run(simulate_reference, scenario, scheduler),
-                                 f"seed {seed}, {scheduler}, wait_if_faster")
+        assert_every_scheduler_agrees(data, f"seed {seed}")
 
 
 @pytest.mark.parametrize("extensions", [False, True], ids=["paper-world", "extensions"])
@@ -91,11 +92,7 @@ def test_mixed_fleets_match(block, extensions):
         rng = np.random.default_rng([seed, extensions, 16])
         data = random_scenario(rng, extensions=extensions, max_jobs=16, gpu_types=True)
         data["start_rule"] = str(rng.choice(["greedy", "wait_if_faster"]))
-        scenario = parse_scenario(data)
-        for scheduler in SCHEDULER_PARTS:
-            assert_same_schedule(_run(bacepipe.run_scenario, scenario, scheduler),
-                                 _run(simulate_reference, scenario, scheduler),
-                                 f"seed {seed}, {scheduler}, mixed fleet")
+        assert_every_scheduler_agrees(data, f"seed {seed}")
 
 
 @pytest.mark.parametrize("extensions", [False, True], ids=["paper-world", "extensions"])
@@ -111,11 +108,7 @@ def test_memoized_offers_match(block, extensions):
         data = random_scenario(rng, extensions=extensions, min_jobs=MEMO_MIN_JOBS, max_jobs=80,
                                gpu_types=seed % 4 == 3)
         data["start_rule"] = "wait_if_faster" if seed % 2 else "greedy"
-        scenario = parse_scenario(data)
-        for scheduler in SCHEDULER_PARTS:
-            assert_same_schedule(_run(bacepipe.run_scenario, scenario, scheduler),
-                                 _run(simulate_reference, scenario, scheduler),
-                                 f"seed {seed}, {scheduler}, {data['start_rule']}")
+        assert_every_scheduler_agrees(data, f"seed {seed}")
 
 
 @pytest.mark.parametrize("block", range(2))
@@ -132,11 +125,7 @@ def test_lanes_match(block):
         data["jobs"] = [{**kinds[int(rng.integers(len(kinds)))], "name": job["name"],
                          "arrival_h": job["arrival_h"]} for job in data["jobs"]]
         data["start_rule"] = "wait_if_faster" if seed % 2 else "greedy"
-        scenario = parse_scenario(data)
-        for scheduler in SCHEDULER_PARTS:
-            assert_same_schedule(_run(bacepipe.run_scenario, scenario, scheduler),
-                                 _run(simulate_reference, scenario, scheduler),
-                                 f"seed {seed}, {scheduler}, {data['start_rule']}")
+        assert_every_scheduler_agrees(data, f"seed {seed}")
 
 
 def test_lanes_are_the_jobs_equal_but_for_arrival():
