@@ -371,11 +371,11 @@ def simulate_one(run, gpus, code, parts, out, workspace):
     stable_hold, held_at = code[CODE_STABLE_HOLD] != 0, scan.held_at
     # Offers memoized per offer class and version (bacepipe.core.projection.offer_class) pay
     # only once a queue holds jobs of one class; built-in parts read nothing but the state.
-    memo = stable_hold and n_jobs >= MEMO_MIN_JOBS
-    # In a memoized run of built-in parts only the first pending job of each lane (find_lanes)
-    # is scanned: the others would be decided alike, after it, and wait behind it in arrival
-    # order. Otherwise every job is a lane of its own.
-    lanes = memo and code[CODE_BUILTIN] != 0
+    memo = code[CODE_BUILTIN] != 0 and n_jobs >= MEMO_MIN_JOBS
+    # In a memoized run of a stable-hold rule only the first pending job of each lane
+    # (find_lanes) is scanned: the others would be decided alike, after it, and wait behind it
+    # in arrival order. Otherwise every job is a lane of its own.
+    lanes = memo and stable_hold
     lane, lane_tail, next_in_lane = scan.lane, scan.lane_tail, scan.next_in_lane
     lane_tail[:] = -1
     work.version[0] = -1
@@ -449,7 +449,7 @@ def simulate_one(run, gpus, code, parts, out, workspace):
                                                     allocate, decision)
                         plen, g = accepted(run, jobs[j], plen, g, decision)
                         keep_offer(work, c, plen, g, decision)
-                elif memo and certified_hold(run, work, j, t):
+                elif stable_hold and memo and certified_hold(run, work, j, t):
                     plen, g = 0, 0  # held as the start rule would hold it, without its call
                 else:
                     plen, g = builtin.start_rule(code[CODE_START_RULE], rules, j, t, run, cluster,

@@ -59,31 +59,45 @@ def execution_s(run, job, path, plen, alloc):
 
 
 @kernel(inline=True)
-def placement_cost(run, path, plen, alloc, start_s, exec_s):
-    """C_j of a placement started at ``start_s`` (Eq. 4; SPEC §12 time-of-use integrates the
-    price over the execution; SPEC §16 prices each region's power), $. Sums run in path order."""
+def weighted_price(run, path, plen, alloc):
+    """Σ over the path (in path order) of a region's GPUs times its price, and with GPU types
+    its power (SPEC §16): what a flat-priced placement's cost is proportional to."""
     price, power_kw, hetero = run.price, run.gpu_power_kw, run.hetero
-    if run.time_of_use:
-        energy_price = 0.0
-        for p in range(plen):
-            r = path[p]
-            integral = tou_energy_price(price[r], run.profile[r], run.utc_offset_h[r],
-                                        start_s, start_s + exec_s)
-            if hetero:
-                energy_price += alloc[r] * power_kw[r] * integral
-            else:
-                energy_price += alloc[r] * integral
-        return energy_price if hetero else run.power_kw * energy_price
-    weighted_price = 0.0
+    weighted = 0.0
     for p in range(plen):
         r = path[p]
         if hetero:
-            weighted_price += alloc[r] * price[r] * power_kw[r]
+            weighted += alloc[r] * price[r] * power_kw[r]
         else:
-            weighted_price += alloc[r] * price[r]
-    if hetero:
-        return exec_s / 3600.0 * weighted_price
-    return exec_s / 3600.0 * weighted_price * run.power_kw
+            weighted += alloc[r] * price[r]
+    return weighted
+
+
+@kernel(inline=True)
+def flat_cost(run, weighted, exec_s):
+    """C_j of a placement of :func:`weighted_price` ``weighted`` under flat prices (Eq. 4), $."""
+    if run.hetero:
+        return exec_s / 3600.0 * weighted
+    return exec_s / 3600.0 * weighted * run.power_kw
+
+
+@kernel(inline=True)
+def placement_cost(run, path, plen, alloc, start_s, exec_s):
+    """C_j of a placement started at ``start_s`` (Eq. 4; SPEC §12 time-of-use integrates the
+    price over the execution; SPEC §16 prices each region's power), $. Sums run in path order."""
+    if not run.time_of_use:
+        return flat_cost(run, weighted_price(run, path, plen, alloc), exec_s)
+    price, power_kw, hetero = run.price, run.gpu_power_kw, run.hetero
+    energy_price = 0.0
+    for p in range(plen):
+        r = path[p]
+        integral = tou_energy_price(price[r], run.profile[r], run.utc_offset_h[r],
+                                    start_s, start_s + exec_s)
+        if hetero:
+            energy_price += alloc[r] * power_kw[r] * integral
+        else:
+            energy_price += alloc[r] * integral
+    return energy_price if hetero else run.power_kw * energy_price
 
 
 @kernel(inline=True)

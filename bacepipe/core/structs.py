@@ -116,6 +116,13 @@ class Work(NamedTuple):
                                       version a job of I_j iterations is held at time t when
                                       τ + I_j·t_iter(τ) < t + I_j·t_iter(now) (SPEC §13;
                                       :func:`~bacepipe.core.projection.certified_hold`).
+    plan_stamp : int64[P + 1, M, 6]   per epoch of a projection (its row, below P =
+    plan_offer : float64[P + 1, M, 6, 3]  :data:`PLAN_MEMO_ROWS`) or the live state (row P),
+                                      class and target K′ of ``spt_plan`` (SPEC §14, by its
+                                      index in the targets), the chain (live: the version) the
+                                      offer was memoized on and its (GPUs, t_iter, Σ GPUs ·
+                                      price of its path: :func:`~bacepipe.core.projection.
+                                      weighted_price`).
     """
 
     scratch: Scratch
@@ -147,6 +154,8 @@ class Work(NamedTuple):
     now_gpus: np.ndarray
     hold_version: np.ndarray
     hold: np.ndarray
+    plan_stamp: np.ndarray
+    plan_offer: np.ndarray
 
 
 class Run(NamedTuple):
@@ -225,6 +234,11 @@ MEMO_CLASSES = 8
 #: Jobs a run needs before it memoizes offers: with fewer, a queue seldom holds two jobs of one
 #: class and the bookkeeping costs more than it saves (on the paper's 8 jobs it cost ~10 %).
 MEMO_MIN_JOBS = 32
+#: Projected epochs per chain whose ``spt_plan`` offers :attr:`Work.plan_offer` keeps (rows are
+#: jobs released on the chain + the epoch's index; a chain restarts at every start, so rows
+#: beyond are rare and decided without the memo). Bounded: a row holds 48 offers; a workspace
+#: for J jobs has min(J, this) rows.
+PLAN_MEMO_ROWS = 1024
 
 
 def make_cluster(n_regions: int) -> Cluster:
@@ -241,6 +255,7 @@ def make_work(n_regions, n_jobs, max_kstar):
     """Fresh scratch arrays for R regions, J jobs and K* up to ``max_kstar`` (called from Python
     and compiled code)."""
     r = n_regions
+    plan_rows = min(PLAN_MEMO_ROWS, n_jobs) + 1  # used only from MEMO_MIN_JOBS jobs on
     scratch = Scratch(np.zeros(r, np.int64), np.zeros(r, np.int64), np.zeros(r, np.bool_),
                       np.zeros(r, np.int64), np.zeros((r, r)), np.zeros(r, np.bool_),
                       np.full((WALK_SLOTS, r + 2), -1, np.int64),
@@ -262,4 +277,6 @@ def make_work(n_regions, n_jobs, max_kstar):
                 np.zeros((n_jobs, MEMO_CLASSES)), np.full(MEMO_CLASSES, -1, np.int64),
                 np.zeros((MEMO_CLASSES, 2), np.int64), np.zeros((MEMO_CLASSES, r), np.int64),
                 np.zeros((MEMO_CLASSES, r), np.int64), np.full(MEMO_CLASSES, -1, np.int64),
-                np.zeros((MEMO_CLASSES, 3)))
+                np.zeros((MEMO_CLASSES, 3)),
+                np.full((plan_rows, MEMO_CLASSES, OPTIONS_PER_EPOCH), -1, np.int64),
+                np.zeros((plan_rows, MEMO_CLASSES, OPTIONS_PER_EPOCH, 3)))

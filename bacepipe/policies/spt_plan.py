@@ -8,16 +8,19 @@ then the larger K′. Start now if that option is at τ = t, else wait."""
 import numpy as np
 
 from bacepipe.core.jit import kernel as plain_kernel
-from bacepipe.core.model import C_ARRIVAL_S, C_KSTAR
+from bacepipe.core.model import C_ARRIVAL_S, C_ITERS, C_KSTAR
 from bacepipe.core.projection import (
-    advance_projection,
-    begin_projection,
-    execution_s,
+    epoch_end,
+    flat_cost,
+    iteration_s,
     least_exec_s,
     least_exec_table,
     offer,
+    offer_class,
     placement_cost,
+    project_to,
     running_by_end,
+    weighted_price,
 )
 from bacepipe.policies.api import (
     OPT_COST,
@@ -26,6 +29,7 @@ from bacepipe.policies.api import (
     OPT_PLEN,
     OPT_Q,
     OPT_TAU,
+    Cluster,
     Decision,
     start_rule_kernel,
 )
@@ -47,44 +51,64 @@ def target(kstar, q):
 
 
 @plain_kernel(inline=True)
-def _add_options(tau, run, job, least, cluster, work, place, allocate, trial, n_opt, least_jct,
-                 now):
-    """Append the options of epoch τ to ``work.options`` (and, ``now``, their placements to
-    ``work.now_path``/``now_alloc``); returns the new count and the least JCT of the options so
-    far. Targets whose JCT cannot come under the slack bound of the
-    options so far are skipped: a placement aiming at K′ has at most min(K′, free GPUs) GPUs, so
-    it runs no faster than ℓ_j over that range (SPEC §15, ``least``), and smaller targets are no
-    faster (exact pruning)."""
+def _add_options(tau, run, job, least, cluster, free, work, place, allocate, trial, n_opt,
+                 least_jct, now, c, row, stamp, projection):
+    """Append the options of epoch τ (``free`` GPUs in all) to ``work.options`` (and, ``now``,
+    the placements it makes to ``work.now_path``/``now_alloc``); returns the new count, the
+    least JCT of the options so far and the jobs the projected copy has released. Targets whose JCT
+    cannot come under the slack bound of the options so far are skipped: a placement aiming at
+    K′ has at most min(K′, free GPUs) GPUs, so it runs no faster than ℓ_j over that range
+    (SPEC §15, ``least``), and smaller targets are no faster (exact pruning).
+
+    An offer class ``c`` (−1: none) memoizes its offers in ``row`` of ``work.plan_offer``,
+    stamped ``stamp``; a memoized option has no placement (OPT_PLEN 0). A projected epoch
+    (``projection``: the live cluster, the running jobs, those released on the copy (−1: no
+    copy yet) and the epoch's end in ``work.order``) is projected only for an offer not
+    memoized."""
+    live, n_running, released, epoch_end_at = projection
     kstar = int(job[C_KSTAR])
-    free = cluster.free.sum()
     previous = -1
-    for q in QUOTAS:
-        k = target(kstar, q)
+    for qi in range(len(QUOTAS)):
+        k = target(kstar, QUOTAS[qi])
         if k == previous:
             continue
         previous = k
         if (tau + least_exec_s(job, least, min(k, free)) - job[C_ARRIVAL_S]
                 > (1.0 + run.plan_slack) * least_jct):
             break
-        plen, g = offer(place, run, job, k, cluster, work, allocate, trial)
+        if c >= 0 and work.plan_stamp[row, c, qi] == stamp:
+            kept = work.plan_offer[row, c, qi]
+            plen, g, iter_s = 0, int(kept[0]), kept[1]
+            cost_s = flat_cost(run, kept[2], job[C_ITERS] * iter_s) if g > 0 else 0.0
+        else:
+            if not now:
+                released = project_to(run, live, work, n_running, released, epoch_end_at)
+            plen, g = offer(place, run, job, k, cluster, work, allocate, trial)
+            iter_s = iteration_s(run, job, trial.path, plen, trial.alloc) if g > 0 else 0.0
+            cost_s = placement_cost(run, trial.path, plen, trial.alloc, tau,
+                                    job[C_ITERS] * iter_s) if g > 0 else 0.0
+            if c >= 0:
+                kept = work.plan_offer[row, c, qi]
+                work.plan_stamp[row, c, qi] = stamp
+                kept[0], kept[1] = g, iter_s
+                kept[2] = weighted_price(run, trial.path, plen, trial.alloc)
         if g == 0:
             continue
-        exec_s = execution_s(run, job, trial.path, plen, trial.alloc)
-        row = work.options[n_opt]
-        row[OPT_TAU] = tau
-        row[OPT_JCT] = tau + exec_s - job[C_ARRIVAL_S]
-        row[OPT_COST] = placement_cost(run, trial.path, plen, trial.alloc, tau, exec_s)
-        row[OPT_GPUS] = g
-        row[OPT_Q] = k
-        row[OPT_PLEN] = plen
+        option = work.options[n_opt]
+        option[OPT_TAU] = tau
+        option[OPT_JCT] = tau + job[C_ITERS] * iter_s - job[C_ARRIVAL_S]
+        option[OPT_COST] = cost_s
+        option[OPT_GPUS] = g
+        option[OPT_Q] = k
+        option[OPT_PLEN] = plen
         if now:
             for p in range(plen):
                 r = trial.path[p]
                 work.now_path[n_opt, p] = r
                 work.now_alloc[n_opt, r] = trial.alloc[r]
-        least_jct = min(least_jct, row[OPT_JCT])
+        least_jct = min(least_jct, option[OPT_JCT])
         n_opt += 1
-    return n_opt, least_jct
+    return n_opt, least_jct, released
 
 
 @plain_kernel
@@ -125,30 +149,45 @@ def kernel(j, t, run, cluster, work, place, allocate, out):
     job = run.jobs[j]
     trial = Decision(work.trial_path, work.trial_alloc)
     least = work.least[least_exec_table(run, j, work)]
+    # Jobs of one offer class get the same offer and t_iter on one state, and under flat prices
+    # the same cost per second of it: a class's offers are memoized per target, on the live
+    # state per version (the last row) and on each projected epoch per chain (as
+    # wait_if_faster's, see Work.version).
+    c = -1 if run.time_of_use else offer_class(run, work, j)
+    live_row = work.plan_stamp.shape[0] - 1
+    free = cluster.free.sum()
     # No option yet: the bound (1 + ε) · inf keeps everything.
-    n_now, least_jct = _add_options(t, run, job, least, cluster, work, place, allocate, trial,
-                                    0, np.inf, True)
+    n_now, least_jct, _ = _add_options(t, run, job, least, cluster, free, work, place, allocate,
+                                       trial, 0, np.inf, True, c, live_row, work.version[0],
+                                       (cluster, 0, -1, 0))
     n_opt = n_now
-    n_running = running_by_end(run, work.order)
+    order = work.order
+    n_running = running_by_end(run, order)
     # Once an epoch's JCT with ℓ_j (SPEC §15: no placement runs faster) exceeds the bound of the
     # options so far, no later epoch's option can be kept.
     never = least_exec_s(job, least, int(job[C_KSTAR]))
-    if n_running > 0:
-        projected = begin_projection(run, cluster, work)
-        i = 0
-        while i < n_running:
-            if (run.end_s[work.order[i]] + never - job[C_ARRIVAL_S]
-                    > (1.0 + run.plan_slack) * least_jct):
-                break
-            i, tau = advance_projection(run, work, n_running, i)
-            n_opt, least_jct = _add_options(tau, run, job, least, projected, work, place,
-                                            allocate, trial, n_opt, least_jct, False)
+    chain, shift = work.version[3], work.version[4]
+    projected = Cluster(work.free, work.resid, work.price, cluster.speed)
+    i, released = 0, -1
+    while i < n_running:
+        tau = run.end_s[order[i]]
+        if tau + never - job[C_ARRIVAL_S] > (1.0 + run.plan_slack) * least_jct:
+            break
+        i_next = epoch_end(run, order, n_running, i)
+        for q in range(i, i_next):  # the epoch's free GPUs, exactly (integers)
+            free += run.path_gpus[order[q], :run.plen[order[q]]].sum()
+        row = shift + i
+        n_opt, least_jct, released = _add_options(
+            tau, run, job, least, projected, free, work, place, allocate, trial, n_opt, least_jct,
+            False, c if row < live_row else -1, row, chain, (cluster, n_running, released, i_next))
+        i = i_next
     if n_opt == 0:
         return 0, 0
     best = choose(work.options, n_opt, run.plan_slack)
     if work.options[best, OPT_TAU] != t:
         return 0, 0
-    if best >= n_now:  # a projected epoch at t itself: place on the real state
+    # a projected epoch at t itself, or a memoized option: place on the real state
+    if best >= n_now or work.options[best, OPT_PLEN] == 0:
         return offer(place, run, job, int(work.options[best, OPT_Q]), cluster, work, allocate,
                      out)
     plen = int(work.options[best, OPT_PLEN])
