@@ -8,9 +8,9 @@ import pytest
 import bacepipe
 from bacepipe.core import _codes, batch_inputs, compiled_parts
 from bacepipe.core.batch import empty_outputs, path_width, shares, simulate_batch_kernel
-from bacepipe.core.loop import CODE_STABLE_HOLD
-from bacepipe.core.model import C_ITERS, N_CONST
-from bacepipe.core.projection import certified_hold, keep_hold
+from bacepipe.core.loop import CODE_BUILTIN, CODE_STABLE_HOLD
+from bacepipe.core.model import C_ARRIVAL_S, C_ITERS, N_CONST
+from bacepipe.core.projection import certified_hold, keep_hold, keep_lane_hold, lane_hold
 from bacepipe.core.structs import make_work
 from bacepipe.model.generate import generate_batch
 from bacepipe.model.scenario import parse_scenario
@@ -85,12 +85,15 @@ def test_spt_plan_choice_rule():
     assert choose(_options([(0, 100, 9.0, 8, 7), (0, 100, 9.0, 8, 8)]), 2, 0.1) == 1
 
 
-def _outputs(batch, names, stable_hold: bool):
-    """Every output array of the compiled core, with the stable-hold skip on or forced off."""
+def _outputs(batch, names, stable_hold: bool, builtin: bool = True):
+    """Every output array of the compiled core, with the stable-hold skip on or forced off, and
+    the parts taken as built in or not (not: no memo, no lanes, no holds without a call)."""
     parts, index = compiled_parts()
     codes = _codes(names, batch.start_rule, index)
     if not stable_hold:
         codes[:, CODE_STABLE_HOLD] = 0
+    if not builtin:
+        codes[:, CODE_BUILTIN] = 0
     out = empty_outputs(batch.gpus.shape[0], len(names), batch.params_b.shape[1],
                         path_width(batch.gpus.shape[1], batch.layers))
     simulate_batch_kernel(batch_inputs(batch), out, codes, shares(batch.gpus.shape[0]), *parts)
@@ -120,6 +123,53 @@ def test_skipping_stably_held_jobs_changes_nothing(rule, prices):
         for field in skipped._fields:
             np.testing.assert_array_equal(getattr(skipped, field), getattr(decided, field),
                                           err_msg=f"{field}, seed {seed}")
+
+
+@pytest.mark.parametrize("slack", [0.0, 0.05, 0.2, 1.0])
+@pytest.mark.parametrize("prices", ["flat", "business"])
+def test_spt_plans_memo_and_lane_holds_change_nothing(slack, prices):
+    """From MEMO_MIN_JOBS jobs spt_plan memoizes offers per class and target and holds the
+    younger jobs of a lane without a call (``lane_hold``): every output bit-identical to
+    deciding every pending job with every offer made, on crowded Poisson arrivals of Table
+    III's eight jobs cycled (lanes of equal jobs), a third on mixed fleets."""
+    for seed in range(3):
+        batch = generate_batch("random", seed, range(8), num_jobs=60, num_regions=10,
+                               gpu_scale=0.5, arrivals="poisson", arrival_rate_per_h=4.0,
+                               price_profile=prices, plan_slack=slack,
+                               gpu_mix="cloud" if seed == 2 else "none")
+        fast = _outputs(batch, ["spt_plan"], False)
+        slow = _outputs(batch, ["spt_plan"], False, builtin=False)
+        for field in fast._fields:
+            np.testing.assert_array_equal(getattr(fast, field), getattr(slow, field),
+                                          err_msg=f"{field}, seed {seed}")
+
+
+def _lane_work(arrivals, slack=0.2):
+    """Jobs of one lane (lane 0, class 0) arriving at ``arrivals`` s, on version 5."""
+    run = _example_run()._replace(jobs=np.zeros((len(arrivals), N_CONST)), plan_slack=slack)
+    run.jobs[:, C_ARRIVAL_S] = arrivals
+    work = make_work(1, len(arrivals), 1)
+    work.version[:3] = 5, 5, 5
+    work.job_class[:], work.class_run[:] = 0, 5
+    return run, work, np.zeros(len(arrivals), np.int64)
+
+
+def test_a_lane_hold_holds_younger_jobs_while_the_slack_lasts():
+    """SPEC §14: a job's JCTs all count from its arrival, so for a job a seconds younger an
+    option's slack (1 + ε)·least JCT − JCT is ε·a smaller. A hold kept by job 0 (arrival
+    100 s) at t = 500 s with slack 30 s and margin 1 s holds jobs of its lane up to
+    (30 − 1) / 0.2 = 145 s younger, not older ones, not at another time or version, and not
+    jobs of another lane."""
+    run, work, lane = _lane_work([100.0, 99.0, 100.0, 200.0, 244.0, 246.0])
+    assert not lane_hold(run, work, lane, 3, 500.0)  # nothing kept on this version yet
+    keep_lane_hold(work, 0, 0, 500.0, 30.0, 1.0)
+    assert [lane_hold(run, work, lane, j, 500.0) for j in range(6)] == \
+        [True, False, True, True, True, False]
+    assert not lane_hold(run, work, lane, 3, 501.0)
+    lane[3] = 3
+    assert not lane_hold(run, work, lane, 3, 500.0)
+    work.version[0] = 6
+    assert not lane_hold(run, work, lane, 2, 500.0)
 
 
 def _one_class_work(iters: float):

@@ -18,6 +18,7 @@ from bacepipe.core.projection import (
     certified_hold,
     execution_s,
     keep_offer,
+    lane_hold,
     mark_stale,
     placement_cost,
     recall_offer,
@@ -449,7 +450,8 @@ def simulate_one(run, gpus, code, parts, out, workspace):
                                                     allocate, decision)
                         plen, g = accepted(run, jobs[j], plen, g, decision)
                         keep_offer(work, c, plen, g, decision)
-                elif stable_hold and memo and certified_hold(run, work, j, t):
+                elif memo and (certified_hold(run, work, j, t) if stable_hold
+                               else lane_hold(run, work, lane, j, t)):
                     plen, g = 0, 0  # held as the start rule would hold it, without its call
                 else:
                     plen, g = builtin.start_rule(code[CODE_START_RULE], rules, j, t, run, cluster,

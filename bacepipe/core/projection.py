@@ -376,3 +376,29 @@ def keep_hold(work, c, t, tau, iter_s, now_iter_s):
         return
     work.hold_version[c] = version
     hold[0], hold[1], hold[2] = tau, iter_s, now_iter_s
+
+
+@kernel(inline=True)
+def lane_hold(run, work, lane, j, t):
+    """Whether job j waits at time t on this version by the lane hold its offer class keeps
+    (:func:`keep_lane_hold`): j is of the lane of the job decided, no older, and the option
+    that made that job wait is, for j, still within the slack bound by the margin. Under SPEC
+    §14 all of a job's JCTs shift by its arrival a, so that option's slack (1 + ε)·least JCT −
+    its JCT falls by ε per second of a; the margin exceeds any rounding of either side."""
+    c = offer_class(run, work, j)
+    if c < 0 or work.lane_hold_at[c, 0] != work.version[0]:
+        return False
+    decided, held = work.lane_hold_at[c, 1], work.lane_hold[c]
+    if held[0] != t or lane[j] != lane[decided]:
+        return False
+    later = run.jobs[j, C_ARRIVAL_S] - run.jobs[decided, C_ARRIVAL_S]
+    return later >= 0.0 and held[1] - run.plan_slack * later >= held[2]
+
+
+@kernel(inline=True)
+def keep_lane_hold(work, c, j, t, slack, margin):
+    """Keep, for class c on this version, that job j waited at time t with an option of this
+    slack, which must stay above ``margin`` (:func:`lane_hold`)."""
+    work.lane_hold_at[c, 0], work.lane_hold_at[c, 1] = work.version[0], j
+    held = work.lane_hold[c]
+    held[0], held[1], held[2] = t, slack, margin

@@ -123,6 +123,11 @@ class Work(NamedTuple):
                                       offer was memoized on and its (GPUs, t_iter, Σ GPUs ·
                                       price of its path: :func:`~bacepipe.core.projection.
                                       weighted_price`).
+    lane_hold_at : int64[M, 2]        per class, the version at which ``spt_plan`` certified
+    lane_hold : float64[M, 3]         that the younger jobs of a lane wait, and the job it
+                                      decided; (its time t, the slack of the option that makes
+                                      them wait, the margin the slack must keep;
+                                      :func:`~bacepipe.core.projection.lane_hold`).
     """
 
     scratch: Scratch
@@ -156,6 +161,8 @@ class Work(NamedTuple):
     hold: np.ndarray
     plan_stamp: np.ndarray
     plan_offer: np.ndarray
+    lane_hold_at: np.ndarray
+    lane_hold: np.ndarray
 
 
 class Run(NamedTuple):
@@ -279,4 +286,5 @@ def make_work(n_regions, n_jobs, max_kstar):
                 np.zeros((MEMO_CLASSES, r), np.int64), np.full(MEMO_CLASSES, -1, np.int64),
                 np.zeros((MEMO_CLASSES, 3)),
                 np.full((plan_rows, MEMO_CLASSES, OPTIONS_PER_EPOCH), -1, np.int64),
-                np.zeros((plan_rows, MEMO_CLASSES, OPTIONS_PER_EPOCH, 3)))
+                np.zeros((plan_rows, MEMO_CLASSES, OPTIONS_PER_EPOCH, 3)),
+                np.full((MEMO_CLASSES, 2), -1, np.int64), np.zeros((MEMO_CLASSES, 3)))

@@ -13,6 +13,7 @@ from bacepipe.core.projection import (
     epoch_end,
     flat_cost,
     iteration_s,
+    keep_lane_hold,
     least_exec_s,
     least_exec_table,
     offer,
@@ -51,6 +52,33 @@ def target(kstar, q):
 
 
 @plain_kernel(inline=True)
+def _memo_offer(tau, run, job, k, qi, cluster, work, place, allocate, trial, c, row, stamp,
+                project, projection):
+    """The offer aiming at target k (index qi) at epoch τ as (plen, g, t_iter, cost, the jobs the
+    copy has released): memoized for class c (−1: none) in ``row`` of ``work.plan_offer``,
+    stamped ``stamp`` (a memoized offer has no placement, plen 0), else made on ``cluster``,
+    after advancing the projected copy to the epoch when ``project`` (see :func:`_add_options`)."""
+    live, n_running, released, epoch_end_at = projection
+    if c >= 0 and work.plan_stamp[row, c, qi] == stamp:
+        kept = work.plan_offer[row, c, qi]
+        g, iter_s = int(kept[0]), kept[1]
+        cost_s = flat_cost(run, kept[2], job[C_ITERS] * iter_s) if g > 0 else 0.0
+        return 0, g, iter_s, cost_s, released
+    if project:
+        released = project_to(run, live, work, n_running, released, epoch_end_at)
+    plen, g = offer(place, run, job, k, cluster, work, allocate, trial)
+    iter_s = iteration_s(run, job, trial.path, plen, trial.alloc) if g > 0 else 0.0
+    cost_s = placement_cost(run, trial.path, plen, trial.alloc, tau,
+                            job[C_ITERS] * iter_s) if g > 0 else 0.0
+    if c >= 0:
+        kept = work.plan_offer[row, c, qi]
+        work.plan_stamp[row, c, qi] = stamp
+        kept[0], kept[1] = g, iter_s
+        kept[2] = weighted_price(run, trial.path, plen, trial.alloc)
+    return plen, g, iter_s, cost_s, released
+
+
+@plain_kernel(inline=True)
 def _add_options(tau, run, job, least, cluster, free, work, place, allocate, trial, n_opt,
                  least_jct, now, c, row, stamp, projection):
     """Append the options of epoch τ (``free`` GPUs in all) to ``work.options`` (and, ``now``,
@@ -60,11 +88,10 @@ def _add_options(tau, run, job, least, cluster, free, work, place, allocate, tri
     K′ has at most min(K′, free GPUs) GPUs, so it runs no faster than ℓ_j over that range
     (SPEC §15, ``least``), and smaller targets are no faster (exact pruning).
 
-    An offer class ``c`` (−1: none) memoizes its offers in ``row`` of ``work.plan_offer``,
-    stamped ``stamp``; a memoized option has no placement (OPT_PLEN 0). A projected epoch
-    (``projection``: the live cluster, the running jobs, those released on the copy (−1: no
-    copy yet) and the epoch's end in ``work.order``) is projected only for an offer not
-    memoized."""
+    Offers come from :func:`_memo_offer` (class ``c``, ``row``, ``stamp``); a memoized option
+    has no placement (OPT_PLEN 0). A projected epoch (``projection``: the live cluster, the
+    running jobs, those released on the copy (−1: no copy yet) and the epoch's end in
+    ``work.order``) is projected only for an offer not memoized."""
     live, n_running, released, epoch_end_at = projection
     kstar = int(job[C_KSTAR])
     previous = -1
@@ -76,22 +103,9 @@ def _add_options(tau, run, job, least, cluster, free, work, place, allocate, tri
         if (tau + least_exec_s(job, least, min(k, free)) - job[C_ARRIVAL_S]
                 > (1.0 + run.plan_slack) * least_jct):
             break
-        if c >= 0 and work.plan_stamp[row, c, qi] == stamp:
-            kept = work.plan_offer[row, c, qi]
-            plen, g, iter_s = 0, int(kept[0]), kept[1]
-            cost_s = flat_cost(run, kept[2], job[C_ITERS] * iter_s) if g > 0 else 0.0
-        else:
-            if not now:
-                released = project_to(run, live, work, n_running, released, epoch_end_at)
-            plen, g = offer(place, run, job, k, cluster, work, allocate, trial)
-            iter_s = iteration_s(run, job, trial.path, plen, trial.alloc) if g > 0 else 0.0
-            cost_s = placement_cost(run, trial.path, plen, trial.alloc, tau,
-                                    job[C_ITERS] * iter_s) if g > 0 else 0.0
-            if c >= 0:
-                kept = work.plan_offer[row, c, qi]
-                work.plan_stamp[row, c, qi] = stamp
-                kept[0], kept[1] = g, iter_s
-                kept[2] = weighted_price(run, trial.path, plen, trial.alloc)
+        plen, g, iter_s, cost_s, released = _memo_offer(
+            tau, run, job, k, qi, cluster, work, place, allocate, trial, c, row, stamp, not now,
+            (live, n_running, released, epoch_end_at))
         if g == 0:
             continue
         option = work.options[n_opt]
@@ -144,6 +158,41 @@ def choose(options, n_opt, slack):
     return best
 
 
+@plain_kernel(inline=True)
+def _certify(j, t, run, job, cluster, work, place, allocate, trial, c, n_now, n_opt, least_jct):
+    """Keep a lane hold (:func:`~bacepipe.core.projection.lane_hold`) for job j, which waits at
+    t: a projected option p that every younger job of its lane (equal constants, arrival a′ >=
+    a) keeps and that costs less, with the tie margin, than every option at t such a job may
+    keep. Its JCTs are j's less a′ − a, so an option's slack (1 + ε)·least JCT − JCT falls by
+    ε·(a′ − a): p is kept while its slack stays above a margin far beyond rounding, and an
+    option at t whose slack for j is below −margin is kept by none of them. Costs do not
+    depend on the arrival. Then each such job's cheapest kept options are projected (their τ
+    is after t), so it waits."""
+    if run.n_running[0] > 0 and run.end_s[work.order[0]] <= t:
+        return
+    bound = (1.0 + run.plan_slack) * least_jct
+    margin = 1e-9 * (1.0 + run.plan_slack) * (t + bound) if n_opt > 0 else 0.0
+    least_now = np.inf  # every option at t (none pruned: a younger job prunes differently)
+    kstar, previous = int(job[C_KSTAR]), -1
+    for qi in range(len(QUOTAS)):
+        k = target(kstar, QUOTAS[qi])
+        if k == previous:
+            continue
+        previous = k
+        _, g, iter_s, cost_s, _ = _memo_offer(t, run, job, k, qi, cluster, work, place,
+                                              allocate, trial, c, work.plan_stamp.shape[0] - 1,
+                                              work.version[0], False, (cluster, 0, -1, 0))
+        if g > 0 and bound - (t + job[C_ITERS] * iter_s - job[C_ARRIVAL_S]) > -margin:
+            least_now = min(least_now, cost_s)
+    slack = np.inf if n_opt == 0 else -np.inf  # no option at all: none for them either
+    for i in range(n_now, n_opt):
+        o = work.options[i]
+        if bound - o[OPT_JCT] >= margin and o[OPT_COST] * (1.0 + COST_TIE_RTOL) < least_now:
+            slack = max(slack, bound - o[OPT_JCT])
+    if slack > -np.inf:
+        keep_lane_hold(work, c, j, t, slack, margin)
+
+
 @start_rule_kernel
 def kernel(j, t, run, cluster, work, place, allocate, out):
     job = run.jobs[j]
@@ -181,10 +230,11 @@ def kernel(j, t, run, cluster, work, place, allocate, out):
             tau, run, job, least, projected, free, work, place, allocate, trial, n_opt, least_jct,
             False, c if row < live_row else -1, row, chain, (cluster, n_running, released, i_next))
         i = i_next
-    if n_opt == 0:
-        return 0, 0
-    best = choose(work.options, n_opt, run.plan_slack)
-    if work.options[best, OPT_TAU] != t:
+    best = choose(work.options, n_opt, run.plan_slack) if n_opt > 0 else -1
+    if best < 0 or work.options[best, OPT_TAU] != t:
+        if c >= 0 and run.plan_slack > 0.0:
+            _certify(j, t, run, job, cluster, work, place, allocate, trial, c, n_now, n_opt,
+                     least_jct)
         return 0, 0
     # a projected epoch at t itself, or a memoized option: place on the real state
     if best >= n_now or work.options[best, OPT_PLEN] == 0:
