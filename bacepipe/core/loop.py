@@ -19,6 +19,8 @@ from bacepipe.core.projection import (
     execution_s,
     keep_offer,
     lane_hold,
+    lane_hold_of,
+    lane_hold_reaches,
     mark_stale,
     placement_cost,
     recall_offer,
@@ -329,6 +331,95 @@ def _metrics(run, gpus, start_s, cost, metrics):
     metrics[7] = gpu_seconds / (gpus.sum() * makespan) if makespan > 0 else 0.0
 
 
+@kernel(inline=True)
+def _keys_apart(keys, lane, jobs, heads, buffer):
+    """Whether the jobs of a lane share one ordering key and no two lanes do: then the scan
+    (key, arrival, index) visits each lane's pending jobs in a row. ``heads`` and ``buffer``
+    are overwritten."""
+    n = 0
+    for j in range(jobs.shape[0]):
+        if keys[j] != keys[lane[j]]:
+            return False
+        if lane[j] == j:
+            heads[n] = j
+            n += 1
+    _sort(heads, n, keys, jobs, buffer)
+    for i in range(1, n):
+        if keys[heads[i]] == keys[heads[i - 1]]:
+            return False
+    return True
+
+
+@kernel(inline=True)
+def _rank(jobs, arrivals, n, j):
+    """Job j's position in ``arrivals[:n]`` (by arrival, then index), bisected."""
+    lo, hi = 0, n
+    while lo < hi:
+        mid = (lo + hi) // 2
+        m = arrivals[mid]
+        if jobs[m, C_ARRIVAL_S] < jobs[j, C_ARRIVAL_S] or (
+                jobs[m, C_ARRIVAL_S] == jobs[j, C_ARRIVAL_S] and m < j):
+            lo = mid + 1
+        else:
+            hi = mid
+    return lo
+
+
+@kernel(inline=True)
+def _lane_neighbour(run, lane, lane_id, arrivals, rank, step):
+    """The pending job of lane ``lane_id`` nearest ``arrivals[rank]`` in arrival order, after it
+    (step 1) or before it (step −1); one exists."""
+    rank += step
+    while lane[arrivals[rank]] != lane_id or run.state[arrivals[rank]] != PENDING:
+        rank += step
+    return arrivals[rank]
+
+
+@kernel(inline=True)
+def _next_undecided(run, work, lane, arrivals, arrived, j, tail, t):
+    """The first pending job of j's lane after j (j waits, the lane's last ``tail`` is not held)
+    that the lane hold of their class does not hold: those it holds come first (see
+    ``lane_hold_reaches``), so it is found by bisecting on the arrival, without visiting
+    them."""
+    jobs = run.jobs
+    lo, hi = _rank(jobs, arrivals, arrived, j), _rank(jobs, arrivals, arrived, tail)
+    c = lane_hold_of(run, work, lane, j, t)
+    if c >= 0:  # the first rank after j whose arrival the hold does not reach
+        lo += 1
+        while lo < hi:
+            mid = (lo + hi) // 2
+            if lane_hold_reaches(run, work, c, jobs[arrivals[mid], C_ARRIVAL_S]):
+                lo = mid + 1
+            else:
+                hi = mid
+        lo -= 1
+    return _lane_neighbour(run, lane, lane[j], arrivals, lo, 1)
+
+
+@kernel(inline=True)
+def _decide(run, cluster, work, decision, code, parts, place, allocate, j, t, memo, stable_hold,
+            lane):
+    """Job j's decision at t (SPEC §5 step 3 under the scheduler's start rule): (plen, g) with
+    the placement in ``decision``, g = 0 to wait."""
+    jobs = run.jobs
+    if code[CODE_GREEDY] != 0:
+        # the default rule, inlined: a start rule's call passes the run's arrays by value
+        # (~0.4 µs a call), which would dominate a greedy simulation
+        c, plen, g = recall_offer(run, work, j, decision) if memo else (-1, -1, 0)
+        if plen < 0:
+            plen, g = builtin.placement(code[CODE_PLACEMENT], parts[2], jobs[j],
+                                        int(jobs[j, C_KSTAR]), cluster, work.scratch, allocate,
+                                        decision)
+            plen, g = accepted(run, jobs[j], plen, g, decision)
+            keep_offer(work, c, plen, g, decision)
+        return plen, g
+    if memo and (certified_hold(run, work, j, t) if stable_hold
+                 else lane_hold(run, work, lane, j, t)):
+        return 0, 0  # held as the start rule would hold it, without its call
+    return builtin.start_rule(code[CODE_START_RULE], parts[1], j, t, run, cluster, work, place,
+                              allocate, decision)
+
+
 @kernel
 def simulate_one(run, gpus, code, parts, out, workspace):
     """Simulate one topology under one scheduler (SPEC §5, §13's scan).
@@ -346,7 +437,7 @@ def simulate_one(run, gpus, code, parts, out, workspace):
     keys, pending, arrivals, by_index = scan.keys, scan.pending, scan.arrivals, scan.by_index
     state, running, n_running, end_s = run.state, run.running, run.n_running, run.end_s
     free, scratch = cluster.free, work.scratch
-    orderings, rules, placements, allocators = parts
+    orderings, _, placements, allocators = parts
     place, allocate = placements[code[CODE_PLACEMENT]], allocators[code[CODE_ALLOCATOR]]
     copy_into(free, gpus)
     copy_into(cluster.resid, run.links)
@@ -375,9 +466,14 @@ def simulate_one(run, gpus, code, parts, out, workspace):
     memo = code[CODE_BUILTIN] != 0 and n_jobs >= MEMO_MIN_JOBS
     # In a memoized run of a stable-hold rule only the first pending job of each lane
     # (find_lanes) is scanned: the others would be decided alike, after it, and wait behind it
-    # in arrival order. Otherwise every job is a lane of its own.
-    lanes = memo and stable_hold
-    lane, lane_tail, next_in_lane = scan.lane, scan.lane_tail, scan.next_in_lane
+    # in arrival order. Under another rule (spt_plan) a lane's younger jobs are walked after
+    # its first, where they are in the scan: right after it, when every lane has a key of its
+    # own. Otherwise every job is a lane of its own.
+    lane = scan.lane
+    walk_lanes = memo and not stable_hold and static_order and _keys_apart(
+        keys, lane, jobs, pending, scan.buffer)
+    lanes = memo and (stable_hold or walk_lanes)
+    lane_tail, next_in_lane = scan.lane_tail, scan.next_in_lane
     lane_tail[:] = -1
     work.version[0] = -1
     version = work.version[1] + 1
@@ -440,22 +536,18 @@ def simulate_one(run, gpus, code, parts, out, workspace):
                 if memo:  # what a decision memoizes is stamped with the state's version
                     work.version[0] = work.version[1] = version
                     work.version[3], work.version[4] = chain, shift
-                if code[CODE_GREEDY] != 0:
-                    # the default rule, inlined: a start rule's call passes the run's arrays by
-                    # value (~0.4 µs a call), which would dominate a greedy simulation
-                    c, plen, g = recall_offer(run, work, j, decision) if memo else (-1, -1, 0)
-                    if plen < 0:
-                        plen, g = builtin.placement(code[CODE_PLACEMENT], placements, jobs[j],
-                                                    int(jobs[j, C_KSTAR]), cluster, scratch,
-                                                    allocate, decision)
-                        plen, g = accepted(run, jobs[j], plen, g, decision)
-                        keep_offer(work, c, plen, g, decision)
-                elif memo and (certified_hold(run, work, j, t) if stable_hold
-                               else lane_hold(run, work, lane, j, t)):
-                    plen, g = 0, 0  # held as the start rule would hold it, without its call
-                else:
-                    plen, g = builtin.start_rule(code[CODE_START_RULE], rules, j, t, run, cluster,
-                                                 work, place, allocate, decision)
+                while True:
+                    plen, g = _decide(run, cluster, work, decision, code, parts, place,
+                                      allocate, j, t, memo, stable_hold, lane)
+                    if g > 0 or not walk_lanes:
+                        break
+                    # The younger jobs of the lane come next in the scan and may start: the
+                    # next to decide is the first the lane hold does not hold (none: it holds
+                    # the last).
+                    tail = lane_tail[lane[j]]
+                    if j == tail or lane_hold(run, work, lane, tail, t):
+                        break
+                    j = _next_undecided(run, work, lane, arrivals, arrived, j, tail, t)
                 if g == 0:
                     if stable_hold:
                         held_at[j] = version
@@ -465,18 +557,25 @@ def simulate_one(run, gpus, code, parts, out, workspace):
                     return STATUS_BAD_DECISION, j
                 _start(run, cluster, work, by_index, j, t, decision, plen, g, sequence, start_s,
                        cost)
-                n_pending -= 1
-                for q in range(i, n_pending):
-                    pending[q] = pending[q + 1]
-                after = next_in_lane[j]  # the lane's next job joins the scan
-                if after < 0:
-                    lane_tail[lane[j] if lanes else j] = -1
+                if j != pending[i]:  # a younger job of the lane leaves it; its first stays
+                    behind = _lane_neighbour(run, lane, lane[j], arrivals,
+                                             _rank(jobs, arrivals, arrived, j), -1)
+                    next_in_lane[behind] = next_in_lane[j]
+                    if lane_tail[lane[j]] == j:
+                        lane_tail[lane[j]] = behind
                 else:
-                    if static_order:
-                        _enqueue(pending, n_pending, after, keys, jobs)
+                    n_pending -= 1
+                    for q in range(i, n_pending):
+                        pending[q] = pending[q + 1]
+                    after = next_in_lane[j]  # the lane's next job joins the scan
+                    if after < 0:
+                        lane_tail[lane[j] if lanes else j] = -1
                     else:
-                        pending[n_pending] = after
-                    n_pending += 1
+                        if static_order:
+                            _enqueue(pending, n_pending, after, keys, jobs)
+                        else:
+                            pending[n_pending] = after
+                        n_pending += 1
                 sequence += 1
                 version += 1
                 chain, shift = version, 0

@@ -379,20 +379,35 @@ def keep_hold(work, c, t, tau, iter_s, now_iter_s):
 
 
 @kernel(inline=True)
-def lane_hold(run, work, lane, j, t):
-    """Whether job j waits at time t on this version by the lane hold its offer class keeps
-    (:func:`keep_lane_hold`): j is of the lane of the job decided, no older, and the option
-    that made that job wait is, for j, still within the slack bound by the margin. Under SPEC
-    §14 all of a job's JCTs shift by its arrival a, so that option's slack (1 + ε)·least JCT −
-    its JCT falls by ε per second of a; the margin exceeds any rounding of either side."""
+def lane_hold_of(run, work, lane, j, t):
+    """The offer class of job j if it keeps a lane hold (:func:`keep_lane_hold`) at time t on
+    this version from a job of j's lane, else −1."""
     c = offer_class(run, work, j)
     if c < 0 or work.lane_hold_at[c, 0] != work.version[0]:
-        return False
-    decided, held = work.lane_hold_at[c, 1], work.lane_hold[c]
-    if held[0] != t or lane[j] != lane[decided]:
-        return False
-    later = run.jobs[j, C_ARRIVAL_S] - run.jobs[decided, C_ARRIVAL_S]
+        return -1
+    if work.lane_hold[c, 0] != t or lane[j] != lane[work.lane_hold_at[c, 1]]:
+        return -1
+    return c
+
+
+@kernel(inline=True)
+def lane_hold_reaches(run, work, c, arrival):
+    """Whether class c's lane hold holds a job of its lane arriving at ``arrival``: no older
+    than the job decided, and the option that made that job wait still within the slack bound
+    by the margin. Under SPEC §14 all of a job's JCTs shift by its arrival, so that option's
+    slack (1 + ε)·least JCT − its JCT falls by ε per second of arrival (so the jobs held are
+    those up to some arrival); the margin exceeds any rounding of either side."""
+    held = work.lane_hold[c]
+    later = arrival - run.jobs[work.lane_hold_at[c, 1], C_ARRIVAL_S]
     return later >= 0.0 and held[1] - run.plan_slack * later >= held[2]
+
+
+@kernel(inline=True)
+def lane_hold(run, work, lane, j, t):
+    """Whether job j waits at time t on this version by the lane hold its offer class keeps
+    (:func:`lane_hold_of`, :func:`lane_hold_reaches`)."""
+    c = lane_hold_of(run, work, lane, j, t)
+    return c >= 0 and lane_hold_reaches(run, work, c, run.jobs[j, C_ARRIVAL_S])
 
 
 @kernel(inline=True)

@@ -158,8 +158,27 @@ def choose(options, n_opt, slack):
     return best
 
 
+@plain_kernel
+def waits(options, n_now, n_opt, kept_bound, now_bound):
+    """Whether the first ``n_opt`` options make the job wait whatever options join them: one
+    after t (from index n_now) within ``kept_bound``, a floor on the final slack bound, that
+    costs less, with the tie margin, than every option at t within ``now_bound``, a ceiling on
+    it. The final least cost is then at most its cost, and no option at t is among the
+    cheapest kept."""
+    least_now = np.inf
+    for i in range(n_now):
+        if options[i, OPT_JCT] <= now_bound:
+            least_now = min(least_now, options[i, OPT_COST])
+    for i in range(n_now, n_opt):
+        if options[i, OPT_JCT] <= kept_bound and \
+                options[i, OPT_COST] * (1.0 + COST_TIE_RTOL) < least_now:
+            return True
+    return False
+
+
 @plain_kernel(inline=True)
-def _certify(j, t, run, job, cluster, work, place, allocate, trial, c, n_now, n_opt, least_jct):
+def _certify(j, t, run, job, cluster, work, place, allocate, trial, c, n_now, n_opt,
+             kept_bound, now_bound):
     """Keep a lane hold (:func:`~bacepipe.core.projection.lane_hold`) for job j, which waits at
     t: a projected option p that every younger job of its lane (equal constants, arrival a′ >=
     a) keeps and that costs less, with the tie margin, than every option at t such a job may
@@ -167,11 +186,11 @@ def _certify(j, t, run, job, cluster, work, place, allocate, trial, c, n_now, n_
     ε·(a′ − a): p is kept while its slack stays above a margin far beyond rounding, and an
     option at t whose slack for j is below −margin is kept by none of them. Costs do not
     depend on the arrival. Then each such job's cheapest kept options are projected (their τ
-    is after t), so it waits."""
+    is after t), so it waits. The bounds are j's (``waits``: a floor for p, a ceiling for the
+    options at t)."""
     if run.n_running[0] > 0 and run.end_s[work.order[0]] <= t:
         return
-    bound = (1.0 + run.plan_slack) * least_jct
-    margin = 1e-9 * (1.0 + run.plan_slack) * (t + bound) if n_opt > 0 else 0.0
+    margin = 1e-9 * (1.0 + run.plan_slack) * (t + now_bound) if n_opt > 0 else 0.0
     least_now = np.inf  # every option at t (none pruned: a younger job prunes differently)
     kstar, previous = int(job[C_KSTAR]), -1
     for qi in range(len(QUOTAS)):
@@ -182,13 +201,14 @@ def _certify(j, t, run, job, cluster, work, place, allocate, trial, c, n_now, n_
         _, g, iter_s, cost_s, _ = _memo_offer(t, run, job, k, qi, cluster, work, place,
                                               allocate, trial, c, work.plan_stamp.shape[0] - 1,
                                               work.version[0], False, (cluster, 0, -1, 0))
-        if g > 0 and bound - (t + job[C_ITERS] * iter_s - job[C_ARRIVAL_S]) > -margin:
+        if g > 0 and now_bound - (t + job[C_ITERS] * iter_s - job[C_ARRIVAL_S]) > -margin:
             least_now = min(least_now, cost_s)
     slack = np.inf if n_opt == 0 else -np.inf  # no option at all: none for them either
     for i in range(n_now, n_opt):
         o = work.options[i]
-        if bound - o[OPT_JCT] >= margin and o[OPT_COST] * (1.0 + COST_TIE_RTOL) < least_now:
-            slack = max(slack, bound - o[OPT_JCT])
+        if kept_bound - o[OPT_JCT] >= margin and \
+                o[OPT_COST] * (1.0 + COST_TIE_RTOL) < least_now:
+            slack = max(slack, kept_bound - o[OPT_JCT])
     if slack > -np.inf:
         keep_lane_hold(work, c, j, t, slack, margin)
 
@@ -217,8 +237,12 @@ def kernel(j, t, run, cluster, work, place, allocate, out):
     never = least_exec_s(job, least, int(job[C_KSTAR]))
     chain, shift = work.version[3], work.version[4]
     projected = Cluster(work.free, work.resid, work.price, cluster.speed)
+    # The scan may stop early (``waits``) once every epoch is after t: later epochs' JCTs are at
+    # least their first τ + ℓ_j's, so the least JCT is at least ``floor``.
+    early = n_running > 0 and run.end_s[order[0]] > t
+    floor, stopped = np.inf, False
     i, released = 0, -1
-    while i < n_running:
+    while i < n_running and not stopped:
         tau = run.end_s[order[i]]
         if tau + never - job[C_ARRIVAL_S] > (1.0 + run.plan_slack) * least_jct:
             break
@@ -230,11 +254,19 @@ def kernel(j, t, run, cluster, work, place, allocate, out):
             tau, run, job, least, projected, free, work, place, allocate, trial, n_opt, least_jct,
             False, c if row < live_row else -1, row, chain, (cluster, n_running, released, i_next))
         i = i_next
-    best = choose(work.options, n_opt, run.plan_slack) if n_opt > 0 else -1
+        if early and n_opt > n_now:
+            floor = least_jct
+            if i < n_running:
+                floor = min(floor, run.end_s[order[i]] + never - job[C_ARRIVAL_S])
+            stopped = waits(work.options, n_now, n_opt, (1.0 + run.plan_slack) * floor,
+                            (1.0 + run.plan_slack) * least_jct)
+    if not stopped:
+        floor = least_jct
+    best = -1 if stopped or n_opt == 0 else choose(work.options, n_opt, run.plan_slack)
     if best < 0 or work.options[best, OPT_TAU] != t:
         if c >= 0 and run.plan_slack > 0.0:
             _certify(j, t, run, job, cluster, work, place, allocate, trial, c, n_now, n_opt,
-                     least_jct)
+                     (1.0 + run.plan_slack) * floor, (1.0 + run.plan_slack) * least_jct)
         return 0, 0
     # a projected epoch at t itself, or a memoized option: place on the real state
     if best >= n_now or work.options[best, OPT_PLEN] == 0:
