@@ -508,8 +508,8 @@ def simulate_one(run, gpus, code, parts, out, workspace):
             else:  # keyed and sorted at the scan
                 pending[n_pending] = j
             n_pending += 1
-        # Only time-of-use prices change within a run.
-        watch_prices = stable_hold and run.time_of_use
+        # Only time-of-use prices change within a run; holds and memos are of one version.
+        watch_prices = (stable_hold or memo) and run.time_of_use
         if watch_prices:
             copy_into(scan.prices, cluster.price)
         unit_prices(run, t, cluster.price)
