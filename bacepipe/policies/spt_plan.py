@@ -186,10 +186,8 @@ def _certify(j, t, run, job, cluster, work, place, allocate, trial, c, n_now, n_
     ε·(a′ − a): p is kept while its slack stays above a margin far beyond rounding, and an
     option at t whose slack for j is below −margin is kept by none of them. Costs do not
     depend on the arrival. Then each such job's cheapest kept options are projected (their τ
-    is after t), so it waits. The bounds are j's (``waits``: a floor for p, a ceiling for the
-    options at t)."""
-    if run.n_running[0] > 0 and run.end_s[work.order[0]] <= t:
-        return
+    is after t: the caller's ``early``), so it waits. The bounds are j's (``waits``: a floor
+    for p, a ceiling for the options at t)."""
     margin = 1e-9 * (1.0 + run.plan_slack) * (t + now_bound) if n_opt > 0 else 0.0
     least_now = np.inf  # every option at t (none pruned: a younger job prunes differently)
     kstar, previous = int(job[C_KSTAR]), -1
@@ -264,7 +262,7 @@ def kernel(j, t, run, cluster, work, place, allocate, out):
         floor = least_jct
     best = -1 if stopped or n_opt == 0 else choose(work.options, n_opt, run.plan_slack)
     if best < 0 or work.options[best, OPT_TAU] != t:
-        if c >= 0 and run.plan_slack > 0.0:
+        if c >= 0 and run.plan_slack > 0.0 and (early or n_running == 0):
             _certify(j, t, run, job, cluster, work, place, allocate, trial, c, n_now, n_opt,
                      (1.0 + run.plan_slack) * floor, (1.0 + run.plan_slack) * least_jct)
         return 0, 0
