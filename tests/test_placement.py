@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 from random_scenarios import SMALL_JOB
 
 from bacepipe.core.model import C_ACT_BITS, C_FLOP, C_KSTAR, C_OVERHEAD_S, C_WORK, N_CONST
+from bacepipe.core.placement import order_by_price, visible_by_price
 from bacepipe.model.scenario import parse_scenario
 from bacepipe.policies import cost_min, fill, pathfinder, uniform
 from bacepipe.policies.api import Cluster, Decision, make_work
@@ -85,20 +86,40 @@ def test_phase_one_picks_cheapest_region_that_fits(free, prices, kstar):
     const[C_KSTAR], const[C_WORK], const[C_OVERHEAD_S], const[C_ACT_BITS] = kstar, 1.0, 0.0, 1e6
     const[C_FLOP] = 1.0  # W on a GPU of speed 1 (the Cluster's speeds below)
     resid = np.full((n, n), 10.0)
-    out = Decision(np.full(n, -1, dtype=np.int64), np.zeros(n, dtype=np.int64))
-    path, alloc = out
-    plen, g = pathfinder.kernel(const, kstar, Cluster(free, resid, price, np.ones(n)),
-                                make_work(n, 1, 1).scratch,
-                                cost_min.kernel, out)
     fitting = [r for r in range(n) if free[r] >= kstar]
-    if fitting:
-        cheapest = min(fitting, key=lambda r: (price[r], r))
-        assert (plen, g, path[0], alloc[cheapest]) == (1, kstar, cheapest, kstar)
-    elif free.sum():
-        # phase 2: no single region fits, so a path of several regions or fewer GPUs
-        assert 1 <= g <= kstar and (plen > 1 or g < kstar)
-    else:
-        assert g == 0
+    for ordered in (False, True):  # a scan, and the price order the loop keeps in flat runs
+        scratch = make_work(n, 1, 1).scratch
+        if ordered:
+            order_by_price(price, scratch.price_order)
+            scratch.price_ready[0] = 1
+        out = Decision(np.full(n, -1, dtype=np.int64), np.zeros(n, dtype=np.int64))
+        path, alloc = out
+        plen, g = pathfinder.kernel(const, kstar, Cluster(free, resid, price, np.ones(n)),
+                                    scratch, cost_min.kernel, out)
+        if fitting:
+            cheapest = min(fitting, key=lambda r: (price[r], r))
+            assert (plen, g, path[0], alloc[cheapest]) == (1, kstar, cheapest, kstar)
+        elif free.sum():
+            # phase 2: no single region fits, so a path of several regions or fewer GPUs
+            assert 1 <= g <= kstar and (plen > 1 or g < kstar)
+        else:
+            assert g == 0
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 2), st.sampled_from([0.1, 0.15, 0.2, 0.3])),
+                min_size=1, max_size=40))
+def test_price_orders_are_by_price_then_index(regions):
+    free = np.array([g for g, _ in regions], dtype=np.int64)
+    price = np.array([p for _, p in regions])
+    by_price = sorted(range(len(regions)), key=lambda r: (price[r], r))
+    scratch = make_work(len(regions), 1, 1).scratch
+    order_by_price(price, scratch.price_order)
+    assert list(scratch.price_order) == by_price
+    for ordered in (0, 1):  # by insertion, and read off the run's order
+        scratch.price_ready[0] = ordered
+        count = visible_by_price(free, price, scratch)
+        assert list(scratch.by_price[:count]) == [r for r in by_price if free[r] > 0]
 
 
 # Kernels against their twins (SPEC's readable reading). Few free GPUs per region, prices and

@@ -265,8 +265,54 @@ def visible_with_hops(free, scratch):
 
 
 @kernel(inline=True)
-def cheapest_visible(free, price_now, min_free):
-    """Index of the cheapest region with at least ``min_free`` free GPUs (−1 if none)."""
+def insert_by_price(price_now, order, count, r):
+    """Insert region r into ``order[:count]``, kept by ascending price with ties in insertion
+    order (regions inserted by index: ties by lower index)."""
+    p = count
+    while p > 0 and price_now[order[p - 1]] > price_now[r]:
+        order[p] = order[p - 1]
+        p -= 1
+    order[p] = r
+
+
+@kernel(inline=True)
+def order_by_price(price_now, order):
+    """The regions into ``order`` by ascending ``price_now``, ties by lower index (the order a
+    scan keeping the first minimum visits them in)."""
+    for r in range(price_now.shape[0]):
+        insert_by_price(price_now, order, r, r)
+
+
+@kernel(inline=True)
+def visible_by_price(free, price_now, scratch):
+    """The regions with free GPUs into ``scratch.by_price`` by ascending price (ties: lower
+    index); returns how many. Read off ``scratch.price_order`` when the loop ordered the run's
+    prices."""
+    by_price, count = scratch.by_price, 0
+    ordered = scratch.price_ready[0] != 0
+    for i in range(free.shape[0]):
+        r = scratch.price_order[i] if ordered else i
+        if free[r] > 0:
+            if ordered:
+                by_price[count] = r
+            else:
+                insert_by_price(price_now, by_price, count, r)
+            count += 1
+    return count
+
+
+@kernel(inline=True)
+def cheapest_visible(free, price_now, min_free, scratch):
+    """Index of the cheapest region with at least ``min_free`` free GPUs (ties: lower index; −1
+    if none): the first such region of ``scratch.price_order`` when the loop ordered the run's
+    prices (a busy fleet's cheapest roomy region is seldom far down it), else by a scan."""
+    if scratch.price_ready[0] != 0:
+        order = scratch.price_order
+        for i in range(free.shape[0]):
+            r = order[i]
+            if free[r] >= min_free and free[r] > 0:
+                return r
+        return -1
     best = -1
     for r in range(free.shape[0]):
         if free[r] >= min_free and free[r] > 0 and (best < 0 or price_now[r] < price_now[best]):

@@ -50,6 +50,10 @@ class Scratch(NamedTuple):
       walk_rank : int64[S, R, R], walk_scans : int64[S, R]   rows ranked widest first once
                                        scanned often enough (scans so far; −1: ranked).
       walk : int64[S, R, R], walk_len : int64[S, R]          each start's walk (positions).
+    price_order : int64[R]   the regions by ascending unit price (ties: lower index), valid
+    price_ready : int64[1]   when [0] is 1: the loop orders them once in a run of flat prices
+                             (:func:`bacepipe.core.placement.order_by_price`), which every state
+                             of the run, live or projected, shares; read-only for placements.
     """
 
     path: np.ndarray
@@ -64,6 +68,8 @@ class Scratch(NamedTuple):
     walk_scans: np.ndarray
     walk: np.ndarray
     walk_len: np.ndarray
+    price_order: np.ndarray
+    price_ready: np.ndarray
 
 
 class Work(NamedTuple):
@@ -268,7 +274,8 @@ def make_work(n_regions, n_jobs, max_kstar):
                       np.full((WALK_SLOTS, r + 2), -1, np.int64),
                       np.zeros((WALK_SLOTS, r, r)), np.zeros((WALK_SLOTS, r, r), np.int64),
                       np.zeros((WALK_SLOTS, r), np.int64), np.zeros((WALK_SLOTS, r, r), np.int64),
-                      np.zeros((WALK_SLOTS, r), np.int64))
+                      np.zeros((WALK_SLOTS, r), np.int64), np.arange(r),
+                      np.zeros(1, np.int64))
     return Work(scratch, np.zeros(r, np.int64), np.zeros(r, np.int64),
                 np.zeros(r, np.int64), np.zeros(r), np.zeros((r, r)), np.zeros((r, r), np.int64),
                 np.zeros(r * r, np.int64), np.full(1, -1, np.int64), np.zeros(n_jobs, np.int64),

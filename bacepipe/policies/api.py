@@ -17,7 +17,8 @@ Kinds and signatures (every array C-contiguous; R regions, J jobs):
     path (``out.path[:plen]``, region indices in pipeline order) and the GPUs per region
     (``out.alloc[r]`` for path regions) and return the path length and GPUs placed; g = 0 means
     nothing; the loop rejects more than K*_j GPUs (SPEC §15's schedule class). ``scratch``
-    (:class:`Scratch`) holds arrays it may overwrite; ``allocate`` is the scheduler's allocator.
+    (:class:`Scratch`) holds arrays it may overwrite (but ``price_order``/``price_ready``, which
+    the loop fills); ``allocate`` is the scheduler's allocator.
 ``@allocator_kernel``  ``f(path, plen, g, cluster, alloc) -> None``
     Spread g GPUs (plen <= g <= the path's free GPUs) over ``path[:plen]`` into ``alloc``.
 ``@start_rule_kernel`` ``f(j, t, run, cluster, work, place, allocate, out) -> (plen, g)``

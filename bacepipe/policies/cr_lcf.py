@@ -7,7 +7,7 @@ with W on the fastest GPU of the tentative path."""
 import numpy as np
 
 from bacepipe.core.model import C_FLOP, hop_feasible
-from bacepipe.core.placement import hop_bandwidth
+from bacepipe.core.placement import hop_bandwidth, visible_by_price
 from bacepipe.policies.api import placement_kernel
 from bacepipe.sim.model import hop_feasible as hop_feasible_twin
 from bacepipe.sim.model import path_work_s, visible
@@ -15,17 +15,8 @@ from bacepipe.sim.model import path_work_s, visible
 
 @placement_kernel
 def kernel(job, k, cluster, scratch, allocate, out):
-    free, price, by_price, path = cluster.free, cluster.price, scratch.by_price, out.path
-    count = 0
-    for r in range(free.shape[0]):
-        if free[r] > 0:
-            # insertion by (price, index): stable for equal prices
-            p = count
-            while p > 0 and price[by_price[p - 1]] > price[r]:
-                by_price[p] = by_price[p - 1]
-                p -= 1
-            by_price[p] = r
-            count += 1
+    free, by_price, path = cluster.free, scratch.by_price, out.path
+    count = visible_by_price(free, cluster.price, scratch)
     if count == 0:
         return 0, 0
     path[0] = by_price[0]

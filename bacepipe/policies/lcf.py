@@ -8,7 +8,7 @@ from bacepipe.sim.model import visible
 
 @placement_kernel
 def kernel(job, k, cluster, scratch, allocate, out):
-    r = cheapest_visible(cluster.free, cluster.price, 1)
+    r = cheapest_visible(cluster.free, cluster.price, 1, scratch)
     return place_in_region(r, k, cluster, allocate, out)
 
 

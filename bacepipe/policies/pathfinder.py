@@ -27,7 +27,7 @@ from bacepipe.sim.model import more_compute, visible
 @placement_kernel
 def kernel(job, k, cluster, scratch, allocate, out):
     free = cluster.free
-    r = cheapest_visible(free, cluster.price, k)
+    r = cheapest_visible(free, cluster.price, k, scratch)
     if r >= 0:
         out.path[0] = r
         allocate(out.path, 1, k, cluster, out.alloc)
