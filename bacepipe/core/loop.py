@@ -445,8 +445,11 @@ def simulate_one(run, gpus, code, parts, out, workspace):
     for slot in range(work.least_job.shape[0]):
         work.least_job[slot] = -1  # the ℓ_j tables cached belong to the previous run's jobs
     work.n_stale[0] = -1  # the projected copy is of the previous run
-    # Flat prices: one price order serves every state of the run (ordered at its first event).
-    prices_ordered, scratch.price_ready[0] = run.time_of_use, 0
+    # Flat prices do not depend on t: one price order serves every state of the run.
+    scratch.price_ready[0] = 0 if run.time_of_use else 1
+    if not run.time_of_use:
+        unit_prices(run, 0.0, cluster.price)
+        order_by_price(cluster.price, scratch.price_order)
     static_order = code[CODE_STATIC] != 0
     jobs = run.jobs
     n_jobs, n_regions = jobs.shape[0], gpus.shape[0]
@@ -516,9 +519,6 @@ def simulate_one(run, gpus, code, parts, out, workspace):
         if watch_prices:
             copy_into(scan.prices, cluster.price)
         unit_prices(run, t, cluster.price)
-        if not prices_ordered:
-            order_by_price(cluster.price, scratch.price_order)
-            prices_ordered, scratch.price_ready[0] = True, 1
         if watch_prices:
             for r in range(n_regions):
                 if scan.prices[r] != cluster.price[r]:

@@ -51,9 +51,10 @@ class Scratch(NamedTuple):
                                        scanned often enough (scans so far; −1: ranked).
       walk : int64[S, R, R], walk_len : int64[S, R]          each start's walk (positions).
     price_order : int64[R]   the regions by ascending unit price (ties: lower index), valid
-    price_ready : int64[1]   when [0] is 1: the loop orders them once in a run of flat prices
-                             (:func:`bacepipe.core.placement.order_by_price`), which every state
-                             of the run, live or projected, shares; read-only for placements.
+    price_ready : int64[1]   when [0] is 1: the loop orders them as a run of flat prices
+                             starts (:func:`bacepipe.core.placement.order_by_price`), and every
+                             state of the run, live or projected, shares them; read-only for
+                             placements.
     """
 
     path: np.ndarray
