@@ -187,13 +187,14 @@ def test_pathfinder_path_through_every_region_may_lose_on_price():
 def test_pathfinder_walks_kept_across_states_change_nothing(n, data):
     # One scratch across a run of states as a start rule makes them: the same state again for
     # other targets, one link's bandwidth changed (the same visible regions), other free GPUs
-    # (the same hops), a region emptied — each must place as a fresh search does.
+    # (the same hops), a region emptied, an empty one refilled (visible again) — each must
+    # place as a fresh search does.
     free = data.draw(st.lists(st.integers(1, 5), min_size=n, max_size=n))
     price = data.draw(st.lists(TIED_PRICES, min_size=n, max_size=n))
     links = [[0.0 if u == v else data.draw(TIED_GBPS) for v in range(n)] for u in range(n)]
     scratch = make_work(n, 1, 1).scratch
-    for _ in range(6):
-        change = data.draw(st.sampled_from(["none", "link", "free", "empty"]))
+    for _ in range(8):
+        change = data.draw(st.sampled_from(["none", "link", "free", "empty", "refill"]))
         if change == "link":
             u, v = data.draw(st.permutations(range(n)))[:2]
             links[u][v] = data.draw(TIED_GBPS)
@@ -202,6 +203,9 @@ def test_pathfinder_walks_kept_across_states_change_nothing(n, data):
             free[r] = data.draw(st.integers(1, 5))
         elif change == "empty" and sum(f > 0 for f in free) > 1:
             free[data.draw(st.sampled_from([r for r in range(n) if free[r]]))] = 0
+        elif change == "refill" and not all(free):
+            free[data.draw(st.sampled_from([r for r in range(n) if not free[r]]))] = \
+                data.draw(st.integers(1, 5))
         kernel, twin = _pathfinder_both(free, price, links, data.draw(st.integers(1, 30)),
                                         scratch)
         assert kernel == twin
