@@ -17,7 +17,13 @@ def test_each_code_calls_the_builtin_part_of_that_index():
     for kind in dispatch.CALLS:
         for i, name in enumerate(BUILTIN_PARTS[kind]):
             assert f"from bacepipe.policies import {name} as {kind}_{i}\n" in text
-            assert f"    if code == {i}:\n        return {kind}_{i}.kernel(" in text
+            if kind in ("ordering", "placement"):
+                # inlined: a second compile of that very part's body, under a name of its own
+                assert (f"{kind}_{i}_inlined = kernel(inline=True)(renamed({kind}_{i}.kernel."
+                        f"py_func, '{name}_inlined'))\n") in text
+                assert f"    if code == {i}:\n        return {kind}_{i}_inlined(" in text
+            else:
+                assert f"    if code == {i}:\n        return {kind}_{i}.kernel(" in text
         # a plug-in's code (past the built-ins) goes through the tuple
         assert f"    return parts[code]({dispatch.CALLS[kind]})\n" in text
 

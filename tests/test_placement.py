@@ -141,6 +141,17 @@ def test_allocators_agree_with_their_twins(regions, data):
         assert [int(got[r]) for r in path] == part.twin(path, g, list(free), price), part.__name__
 
 
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.integers(1, 128), min_size=1, max_size=8), st.data())
+def test_uniform_agrees_with_its_twin_on_large_regions(free, data):
+    # random topologies hold up to 128 GPUs a region: the kernel bisects for x where the twin
+    # counts up to it, and must land on the same x
+    path = data.draw(st.permutations(range(len(free))))
+    g = data.draw(st.integers(len(path), sum(free)))
+    got = _alloc(uniform.kernel, np.array(free, dtype=np.int64), [1.0] * len(free), path, g)
+    assert [int(got[r]) for r in path] == uniform.twin(path, g, free, [1.0] * len(free))
+
+
 def _pathfinder_both(free, price, links, k, scratch=None):
     """Pathfinder's kernel and twin on one state: (path, GPUs per path region, g) of each; the
     kernel with ``scratch`` (and the walks it keeps) when given."""

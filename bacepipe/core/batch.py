@@ -2,14 +2,13 @@
 :func:`bacepipe.core.loop.simulate_one` in a workspace allocated once per worker, and the run
 metrics of SPEC §10."""
 
-import types
 from typing import NamedTuple
 
 import numpy as np
 from numba import get_num_threads, prange
 
 from bacepipe.core.bounds import N_SOLO_MEMO, fastest_hop_gbps, lower_bound_h
-from bacepipe.core.jit import kernel
+from bacepipe.core.jit import kernel, renamed
 from bacepipe.core.loop import (
     STATUS_TOO_FEW_GPUS,
     Scan,
@@ -215,18 +214,12 @@ def shares(n_topologies: int) -> int:
     return max(1, min(n_topologies, 4 * get_num_threads()))
 
 
-def _named(fn, name: str):
-    """A copy of ``fn`` under another name, so each compiled variant has its own disk cache."""
-    clone = types.FunctionType(fn.__code__, fn.__globals__, name, fn.__defaults__, fn.__closure__)
-    clone.__qualname__ = name
-    return clone
-
-
 # One body, compiled twice: threads pay off across topologies, but waking them costs milliseconds,
 # which would dominate a single run.
 simulate_batch_kernel = kernel(parallel=True, allocates=True)(
-    _named(_simulate_batch, "simulate_batch_parallel"))
-simulate_batch_serial = kernel(allocates=True)(_named(_simulate_batch, "simulate_batch_serial"))
+    renamed(_simulate_batch, "simulate_batch_parallel"))
+simulate_batch_serial = kernel(allocates=True)(
+    renamed(_simulate_batch, "simulate_batch_serial"))
 
 
 def path_width(n_regions: int, layers: np.ndarray) -> int:

@@ -18,6 +18,7 @@ import os
 import shutil
 import tempfile
 import time
+import types
 from pathlib import Path
 
 import numba
@@ -102,6 +103,14 @@ def kernel(fn=None, *, parallel: bool = False, inline: bool = False, allocates: 
                           inline="always" if inline else "never")(f)
 
     return decorate if fn is None else decorate(fn)
+
+
+def renamed(fn, name: str):
+    """A copy of function ``fn`` under another name, so that each variant compiled from one body
+    has a disk cache of its own."""
+    clone = types.FunctionType(fn.__code__, fn.__globals__, name, fn.__defaults__, fn.__closure__)
+    clone.__qualname__ = name
+    return clone
 
 
 @kernel

@@ -320,7 +320,7 @@ def cheapest_visible(free, price_now, min_free, scratch):
     return best
 
 
-@kernel
+@kernel(inline=True)
 def largest_visible(cluster):
     """Index of the region with the most free compute G_r·s_r — the most free GPUs without GPU
     types (SPEC §7, §16; ties within PRICE_TIE_RTOL: cheaper, then lower index); −1 if none."""
@@ -338,7 +338,7 @@ def largest_visible(cluster):
     return best
 
 
-@kernel
+@kernel(inline=True)
 def place_in_region(r, k, cluster, allocate, out):
     """A placement on region r alone (LCF, LDF): min(K, G_r) GPUs, allocated; (0, 0) when r is −1
     (no region with a free GPU)."""

@@ -8,17 +8,21 @@ from bacepipe.policies.api import allocator_kernel
 @allocator_kernel
 def kernel(path, plen, g, cluster, alloc):
     free = cluster.free
-    x = 1
     most = 0
     for p in range(plen):
         most = max(most, free[path[p]])
-    while x < most:
+    # Σ min(G_r, x) grows with x: bisect for the largest x in 1..most it keeps within g (the
+    # twin's count upwards takes up to `most` sums, and regions hold up to 128 GPUs).
+    x, top = 1, max(most, 1)
+    while x < top:
+        mid = (x + top + 1) // 2
         total = 0
         for p in range(plen):
-            total += min(free[path[p]], x + 1)
+            total += min(free[path[p]], mid)
         if total > g:
-            break
-        x += 1
+            top = mid - 1
+        else:
+            x = mid
     placed = 0
     for p in range(plen):
         r = path[p]
