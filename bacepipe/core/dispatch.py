@@ -33,6 +33,8 @@ CALLS = {
     "start_rule": "j, t, run, cluster, work, place, allocate, out",
     "placement": "job, k, cluster, scratch, allocate, out",
 }
+#: The kinds whose built-in parts are compiled a second time, inlined into the dispatch.
+INLINED = ("ordering", "placement")
 MODULE_NAME = "bacepipe_builtin_dispatch"
 
 
@@ -43,17 +45,14 @@ def source(builtin_parts: dict[str, tuple[str, ...]]) -> str:
     lines += [f"from bacepipe.policies import {name} as {kind}_{i}"
               for kind in CALLS for i, name in enumerate(builtin_parts[kind])]
     lines.append("")
-    inlined = ("ordering", "placement")
-    for kind in inlined:
-        for i, name in enumerate(builtin_parts[kind]):
-            lines.append(f"{kind}_{i}_inlined = kernel(inline=True)(renamed("
-                         f"{kind}_{i}.kernel.py_func, '{name}_inlined'))")
+    lines += [f"{kind}_{i}_inlined = kernel(inline=True)(renamed("
+              f"{kind}_{i}.kernel.py_func, '{name}_inlined'))"
+              for kind in INLINED for i, name in enumerate(builtin_parts[kind])]
     for kind, args in CALLS.items():
         lines += ["", "", "@kernel(inline=True)", f"def {kind}(code, parts, {args}):"]
-        callee = "{}_{}_inlined" if kind in inlined else "{}_{}.kernel"
         for i in range(len(builtin_parts[kind])):
-            lines += [f"    if code == {i}:",
-                      f"        return {callee.format(kind, i)}({args})"]
+            callee = f"{kind}_{i}_inlined" if kind in INLINED else f"{kind}_{i}.kernel"
+            lines += [f"    if code == {i}:", f"        return {callee}({args})"]
         lines.append(f"    return parts[code]({args})")
     return "\n".join(lines) + "\n"
 

@@ -422,7 +422,7 @@ def _decide(run, cluster, work, decision, code, parts, place, allocate, j, t, me
 
 
 # Not inlined into its one caller: that saves its by-value call (~0.15 µs of a paper-setting
-# simulation) but more than doubles the core's cold compile (docs/performance.md, round 17).
+# simulation) but triples the core's cold compile (docs/performance.md, round 17).
 @kernel
 def simulate_one(run, gpus, code, parts, out, workspace):
     """Simulate one topology under one scheduler (SPEC §5, §13's scan).

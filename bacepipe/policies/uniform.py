@@ -13,7 +13,7 @@ def kernel(path, plen, g, cluster, alloc):
         most = max(most, free[path[p]])
     # Σ min(G_r, x) grows with x: bisect for the largest x in 1..most it keeps within g (the
     # twin's count upwards takes up to `most` sums, and regions hold up to 128 GPUs).
-    x, top = 1, max(most, 1)
+    x, top = 1, most
     while x < top:
         mid = (x + top + 1) // 2
         total = 0
