@@ -77,3 +77,15 @@ def timer():
     elapsed = [None]
     yield lambda: elapsed[0] if elapsed[0] is not None else time.perf_counter() - start
     elapsed[0] = time.perf_counter() - start
+
+
+@contextmanager
+def usage():
+    """``with usage() as u: ...`` then ``u()`` is the block's (wall, user, system) seconds, CPU
+    times summed over the process's threads (Unix)."""
+    import resource
+
+    before = resource.getrusage(resource.RUSAGE_SELF)
+    with timer() as wall:
+        yield lambda: (wall(), after.ru_utime - before.ru_utime, after.ru_stime - before.ru_stime)
+    after = resource.getrusage(resource.RUSAGE_SELF)

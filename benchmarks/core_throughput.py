@@ -4,15 +4,18 @@ simulation of each scheduler under each start rule (SPEC §13), batched one sche
 
     python benchmarks/core_throughput.py [--topologies 20000] [--twin-topologies 100]
         [--schedulers paper|all|name,name] [--extensions] [--per-scheduler] [--repeats 1]
+        [--core-calls 1]
 
 With ``--per-scheduler`` it also prints each scheduler's time per simulation over BACE-Pipe's
 under the same start rule (issue 13's ≤ 5× for ``spt_plan``); ``NUMBA_NUM_THREADS=1`` times one
-core, ``--repeats N`` keeps the best of N runs.
+core, ``--repeats N`` keeps the best of N runs. Each row also gives the CPU time per simulation
+in user code and in the operating system (all threads); ``--core-calls N`` times N calls of
+the core in a row.
 """
 
 import argparse
 
-from _common import header, table, timer
+from _common import header, table, timer, usage
 
 import bacepipe
 from bacepipe.core import simulate_batch
@@ -28,6 +31,20 @@ def _schedulers(text: str) -> tuple[str, ...]:
     return tuple(SCHEDULER_PARTS) if text == "all" else tuple(text.split(","))
 
 
+def _timed(implementation: str, simulations: int, work) -> dict:
+    """A row of the table: ``work()``'s wall time, and the process's CPU time in user code and
+    in the kernel (all threads) per simulation. The kernel's share is mostly first touches of
+    fresh memory pages (docs/performance.md, round 18). The user share includes numba's OpenMP
+    workers spinning while they wait (for the other thread, or after a call)."""
+    with usage() as used:
+        work()
+    wall, user, system = used()
+    return {"implementation": implementation, "simulations": simulations, "seconds": wall,
+            "sims_per_s": simulations / wall, "us_per_sim": 1e6 * wall / simulations,
+            "user_us_per_sim": 1e6 * user / simulations,
+            "sys_us_per_sim": 1e6 * system / simulations}
+
+
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--topologies", type=int, default=20_000)
@@ -40,9 +57,14 @@ def main() -> None:
                    help="also time each scheduler alone under each start rule")
     p.add_argument("--repeats", type=int, default=1,
                    help="with --per-scheduler: the best of this many runs per scheduler")
+    p.add_argument("--core-calls", type=int, default=1,
+                   help="time this many calls of the core in a row (the first one counts for "
+                        "the speed-up): a later call reuses the memory pages the one before freed")
     p.add_argument("--gpu-mix", default="none", choices=("none", "cloud"),
                    help="cloud: a mixed fleet (SPEC §16) on the same topologies")
     args = p.parse_args()
+    if args.core_calls < 1:
+        p.error("--core-calls: must be at least 1")
     options = dict(latency="geo", memory_model="adam_mixed", price_profile="business",
                    arrivals="poisson", arrival_rate_per_h=0.5) if args.extensions else {}
     options["gpu_mix"] = args.gpu_mix
@@ -52,25 +74,23 @@ def main() -> None:
     schedulers = _schedulers(args.schedulers)
     batch = generate_batch("random", 0, range(args.topologies), **options)
     simulate_batch(generate_batch("random", 0, range(2), **options), schedulers)  # compile
-    with timer() as core_s:
-        simulate_batch(batch, schedulers)
+    core_sims, twin_sims = args.topologies * len(schedulers), args.twin_topologies * len(schedulers)
+    rows = [_timed(f"numba core (batched){', call ' + str(call + 1) if call else ''}",
+                   core_sims, lambda: simulate_batch(batch, schedulers))
+            for call in range(args.core_calls)]
     scenarios = [batch.scenario(i) for i in range(args.twin_topologies)]
-    with timer() as twin_s:
+
+    def twin() -> None:
         for scenario in scenarios:
             for scheduler in schedulers:
                 try:
                     simulate_reference(scenario, scheduler)
                 except bacepipe.InputError:
                     pass  # the memory model can make a job unplaceable; both stop there
-    core_sims, twin_sims = args.topologies * len(schedulers), args.twin_topologies * len(schedulers)
-    core_rate, twin_rate = core_sims / core_s(), twin_sims / twin_s()
-    table([
-        {"implementation": "numba core (batched)", "simulations": core_sims,
-         "seconds": core_s(), "sims_per_s": core_rate, "us_per_sim": 1e6 / core_rate},
-        {"implementation": "plain-Python twin", "simulations": twin_sims,
-         "seconds": twin_s(), "sims_per_s": twin_rate, "us_per_sim": 1e6 / twin_rate},
-    ])
-    print(f"speed-up: {core_rate / twin_rate:,.0f}x")
+
+    rows.append(_timed("plain-Python twin", twin_sims, twin))
+    table(rows)
+    print(f"speed-up: {rows[0]['sims_per_s'] / rows[-1]['sims_per_s']:,.0f}x")
     if args.per_scheduler:
         rows = []
         for rule in START_RULES:
