@@ -60,7 +60,7 @@ perf.wait()
 
 
 def short_name(symbol: str) -> str:
-    """``bacepipe.core.loop.simulate_one`` for numba's mangled name (a dotted path as
+    """``bacepipe.core.loop.simulate_topology`` for numba's mangled name (a dotted path as
     length-prefixed parts after ``_ZN``); other symbols as they are."""
     prefix, text = ("cfunc.", symbol[6:]) if symbol.startswith("cfunc.") else ("", symbol)
     if not text.startswith("_ZN"):

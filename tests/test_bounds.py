@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import bacepipe
-from bacepipe.core.bounds import fastest_hop_gbps
+from bacepipe.core.bounds import fastest_hop_gbps, heap_sort
 from bacepipe.core.bounds import lower_bound_h as lower_bound_kernel
 from bacepipe.core.model import N_CONST, job_constants
 from bacepipe.errors import InputError
@@ -34,7 +34,7 @@ def kernel_bound(scenario: Scenario) -> float:
     assert bad == -1
     r_max = fastest_hop_gbps(np.array(scenario.links_gbps, dtype=np.float64),
                              hw.intra_region_gbps)
-    return lower_bound_kernel(const, r_max, total)
+    return lower_bound_kernel(const, r_max, total, np.empty(N_CONST), np.empty(len(jobs)))
 
 
 def parsed_random(seed: int, **options) -> Scenario | None:
@@ -103,3 +103,14 @@ def test_bound_below_every_scheduler_with_extensions():
             assert bound <= avg * (1 + 1e-12), (seed, name, bound, avg)
         checked += 1
     assert checked > 100
+
+
+def test_heap_sort_sorts_like_numpy():
+    """The bound's in-place sort gives np.sort's order on draws with ties, zeros and inf."""
+    rng = np.random.default_rng(11)
+    for n in list(range(12)) + [50, 333]:
+        values = rng.choice([0.0, 1.5, 2.0, np.inf, 1e-300], n) * rng.integers(1, 4, n) \
+            + (rng.random(n) if n % 2 else 0.0)
+        expected = np.sort(values)
+        heap_sort(values)
+        np.testing.assert_array_equal(values, expected)

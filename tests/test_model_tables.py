@@ -46,8 +46,9 @@ def test_memoized_searches_match_fresh_ones():
         np.testing.assert_array_equal(memoized, fresh)
         hits += int((kstar_memo == before).all(axis=1).sum())
         r_max = float(rng.choice([100.0, 150.0]))
-        assert lower_bound_kernel(fresh, r_max, args[7], solo_memo) == \
-            lower_bound_kernel(fresh, r_max, args[7])
+        scratch = (np.empty(N_CONST), np.empty(n_jobs))
+        assert lower_bound_kernel(fresh, r_max, args[7], *scratch, solo_memo) == \
+            lower_bound_kernel(fresh, r_max, args[7], *scratch)
     assert hits > 100  # the memo was used, not only filled
 
 

@@ -1,5 +1,5 @@
 """The batched entry point of the core: T topologies (``prange``) × S schedulers, each run by
-:func:`bacepipe.core.loop.simulate_one` in a workspace allocated once per worker, and the run
+:func:`bacepipe.core.loop.simulate_topology` in a workspace allocated once per worker, and the run
 metrics of SPEC §10."""
 
 from typing import NamedTuple
@@ -15,13 +15,12 @@ from bacepipe.core.loop import (
     _sort,
     find_lanes,
     lane_table_size,
-    simulate_one,
+    simulate_topology,
 )
 from bacepipe.core.model import (
     C_ARRIVAL_S,
     HW_INTRA_GBPS,
     HW_MFU,
-    HW_POWER_KW,
     N_CONST,
     N_KSTAR_MEMO,
     fill_hop_sums,
@@ -29,12 +28,10 @@ from bacepipe.core.model import (
     job_constants,
 )
 from bacepipe.core.structs import (
-    FUTURE,
     HOP_SUM_ROWS,
     MEMO_MIN_JOBS,
     Cluster,
     Decision,
-    Run,
     make_work,
 )
 from bacepipe.metrics import METRICS
@@ -137,11 +134,20 @@ def reference_type(gpus, tflops, mem_gb):
 @kernel(allocates=True)
 def _simulate_share(inputs, outputs, codes, parts, first, step):
     """Topologies ``first``, ``first + step``, ... × every scheduler, with one workspace."""
+    n_regions, n_jobs = inputs.gpus.shape[1], inputs.params_b.shape[1]
+    workspace, state, memos = _workspace(n_regions, n_jobs, inputs.layers.max())  # K* <= layers
+    _simulate_topologies(inputs, outputs, codes, parts, first, step, workspace, state, memos)
+
+
+# Apart from _simulate_share, which counts references: the views made per topology here would
+# cost two counts each (~2 % of a paper-setting simulation, docs/performance.md round 19).
+@kernel
+def _simulate_topologies(inputs, outputs, codes, parts, first, step, workspace, state, memos):
+    """The topologies of :func:`_simulate_share` in the workspace it made."""
     hw = inputs.hardware
     n_topologies, n_regions = inputs.gpus.shape
     n_jobs = inputs.params_b.shape[1]
-    workspace, state, (kstar_memo, solo_memo, hop_sums) = \
-        _workspace(n_regions, n_jobs, inputs.layers.max())  # K* <= layers
+    kstar_memo, solo_memo, hop_sums = memos
     speed, scan = workspace[0].speed, workspace[3]
     for t in range(first, n_topologies, step):
         const = outputs.const[t]
@@ -156,44 +162,19 @@ def _simulate_share(inputs, outputs, codes, parts, first, step):
                             kstar_memo)
         r_max = fastest_hop_gbps(inputs.links[t], hw[HW_INTRA_GBPS])
         if bad < 0:
-            outputs.lower_bound_h[t] = lower_bound_h(const, r_max, total_gpus, solo_memo)
+            outputs.lower_bound_h[t] = lower_bound_h(const, r_max, total_gpus, workspace[1].row,
+                                                     scan.keys, solo_memo)
             for j in range(n_jobs):
                 scan.arrivals[j] = j
             _sort(scan.arrivals, n_jobs, const[:, C_ARRIVAL_S], const, scan.buffer)
             fill_hop_sums(hop_sums, const)
             if n_jobs >= MEMO_MIN_JOBS:  # lanes are read only where offers are memoized
                 find_lanes(const, scan.lane, scan.lane_table)
-        _simulate_topology(inputs, outputs, t, bad, r_max, codes, parts, workspace, state,
-                           hop_sums)
-
-
-@kernel
-def _simulate_topology(inputs, outputs, t, bad, r_max, codes, parts, workspace, state,
-                       hop_sums):
-    """Topology t under every scheduler (its job constants, ``r_max`` and arrival order made);
-    ``bad`` >= 0 names a job no run can place. (Apart from :func:`_simulate_share`, which counts
-    references: the views made per run here would cost two counts each.)"""
-    hw = inputs.hardware
-    job_state, start_seq, reserved, running, n_running, users = state
-    for s in range(codes.shape[0]):
-        if bad >= 0:
-            outputs.status[t, s], outputs.bad_job[t, s] = STATUS_TOO_FEW_GPUS, bad
-            continue
-        job_state[:] = FUTURE
-        start_seq[:] = 0
-        reserved[:] = 0.0
-        n_running[0] = 0
-        users[:, :] = 0
-        run = Run(outputs.const[t], job_state, outputs.end_s[t, s], start_seq,
-                  outputs.path[t, s], outputs.path_gpus[t, s], outputs.plen[t, s], reserved,
-                  running, n_running, users, inputs.links[t], inputs.latency_s[t],
-                  inputs.price[t], inputs.profile[t], inputs.utc_offset_h[t],
-                  inputs.time_of_use, hw[HW_POWER_KW], inputs.plan_slack, r_max,
-                  workspace[0].speed, inputs.gpu_power_kw[t], inputs.gpu_mem_gb[t],
-                  inputs.hetero, inputs.memory_on, hop_sums)
-        outputs.status[t, s], outputs.bad_job[t, s] = simulate_one(
-            run, inputs.gpus[t], codes[s], parts,
-            (outputs.start_s[t, s], outputs.cost[t, s], outputs.metrics[t, s]), workspace)
+            simulate_topology(inputs, outputs, t, r_max, codes, parts, workspace, state,
+                              hop_sums)
+        else:
+            for s in range(codes.shape[0]):
+                outputs.status[t, s], outputs.bad_job[t, s] = STATUS_TOO_FEW_GPUS, bad
 
 
 def _simulate_batch(inputs, outputs, codes, n_shares, orderings, start_rules, placements,

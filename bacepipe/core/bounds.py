@@ -57,12 +57,37 @@ def solo_bounds_s(job, r_max, fast, k_min, k_max, prefix):
     return best_t, best_area
 
 
+@kernel(inline=True)
+def _sift_down(values, root, end):
+    """Restore the max-heap of ``values[:end]`` below ``root``."""
+    while 2 * root + 1 < end:
+        child = 2 * root + 1
+        if child + 1 < end and values[child + 1] > values[child]:
+            child += 1
+        if values[root] >= values[child]:
+            return
+        values[root], values[child] = values[child], values[root]
+        root = child
+
+
+@kernel
+def heap_sort(values):
+    """Sort ``values`` ascending in place, in O(n log n) without allocating (numba's
+    ``ndarray.sort`` needs reference counting, see :func:`bacepipe.core.jit.kernel`)."""
+    n = values.shape[0]
+    for root in range(n // 2 - 1, -1, -1):
+        _sift_down(values, root, n)
+    for end in range(n - 1, 0, -1):
+        values[0], values[end] = values[end], values[0]
+        _sift_down(values, 0, end)
+
+
 #: Columns of a row of :func:`lower_bound_h`'s memo: what a job's search reads, and (ℓ, a) / I_j.
 N_SOLO_MEMO = 9
 
 
-@kernel(allocates=True)
-def lower_bound_h(const, r_max, total_gpus, memo=None):
+@kernel
+def lower_bound_h(const, r_max, total_gpus, fast, areas, memo=None):
     """LB = max(LB_solo, LB_area) of SPEC §15, hours.
 
     Parameters
@@ -70,14 +95,15 @@ def lower_bound_h(const, r_max, total_gpus, memo=None):
     const : float64[J, N_CONST]  per-job constants of :func:`bacepipe.core.model.job_constants`.
     r_max : float                the fastest hop, Gbit/s (:func:`fastest_hop_gbps`).
     total_gpus : int             N, the cluster's GPUs.
+    fast, areas : float64[N_CONST], float64[J]   scratch, overwritten (given by the caller: an
+                                 allocating kernel counts references, ~3 % of a paper-setting
+                                 simulation, docs/performance.md round 19).
     memo : float64[J, N_SOLO_MEMO], optional
         NaN when empty: per job, what its search over k read (W, overhead, micro-batches,
         activation bits, r_max, m, K*) and the (ℓ, a) / I_j found; a job whose row reads the
         same (the next topology's, typically) skips the O(K*) search, bit for bit.
     """
     n_jobs = const.shape[0]
-    fast = np.empty(const.shape[1])
-    areas = np.empty(n_jobs)
     solo = 0.0
     batch = True
     for j in range(n_jobs):
@@ -104,7 +130,8 @@ def lower_bound_h(const, r_max, total_gpus, memo=None):
     lb_area = 0.0
     if batch:
         prefix = 0.0
-        for a in np.sort(areas):
+        heap_sort(areas)
+        for a in areas:
             prefix += a
             lb_area += prefix / total_gpus
         lb_area /= n_jobs

@@ -1,8 +1,8 @@
 """Numba kernels of the event loop (SPEC §5, §6, §10a, §13).
 
-:func:`simulate_one` runs one topology under one scheduler, calling its parts (orderings, start
-rules, placements, allocators of :mod:`bacepipe.policies`) as first-class functions; the batched
-entry point around it is :mod:`bacepipe.core.batch`. The plain-Python twin is
+:func:`simulate_topology` runs one topology under each scheduler, calling their parts (orderings,
+start rules, placements, allocators of :mod:`bacepipe.policies`) as first-class functions; the
+batched entry point around it is :mod:`bacepipe.core.batch`. The plain-Python twin is
 :mod:`bacepipe.sim.reference`.
 """
 
@@ -12,7 +12,7 @@ import numpy as np
 
 from bacepipe.core.dispatch import load as load_dispatch
 from bacepipe.core.jit import copy_into, kernel
-from bacepipe.core.model import C_ACT_BITS, C_ARRIVAL_S, C_KSTAR
+from bacepipe.core.model import C_ACT_BITS, C_ARRIVAL_S, C_KSTAR, HW_POWER_KW
 from bacepipe.core.placement import order_by_price
 from bacepipe.core.projection import (
     accepted,
@@ -29,7 +29,7 @@ from bacepipe.core.projection import (
     stage_time_s,
     unit_prices,
 )
-from bacepipe.core.structs import DONE, MEMO_MIN_JOBS, PENDING, RUNNING
+from bacepipe.core.structs import DONE, FUTURE, MEMO_MIN_JOBS, PENDING, RUNNING, Run
 
 #: Direct calls to the built-in parts (generated from the registry, see bacepipe.core.dispatch).
 builtin = load_dispatch()
@@ -48,7 +48,8 @@ class Scan(NamedTuple):
     """The event loop's own bookkeeping (SPEC §5), kept so that an event costs what the jobs
     pending and running at it cost, not what the jobs done or yet to arrive cost.
 
-    keys : float64[J]     ordering keys (a static ordering's are given once per run).
+    keys : float64[J]     ordering keys (a static ordering's are given once per run); before
+                          a topology's runs, the scratch of its lower bound.
     pending : int64[J]    the pending jobs in scan order (see :func:`_goes_before`).
     by_index : int64[J]   the running jobs in index order (Eq. 11 sums in that order).
     buffer : int64[J]     the jobs an event releases; a long queue's merge sort.
@@ -101,7 +102,7 @@ def find_lanes(jobs, lane, table):
     every column but the arrival (hashed, then compared). Built-in parts see a job through its
     constants, and their ordering keys are equal within a lane or grow with the arrival, so a
     lane's pending jobs come in arrival order and the one first in it decides for all (see
-    :func:`simulate_one`)."""
+    :func:`simulate_topology`)."""
     n_jobs, n_cols = jobs.shape
     mask = table.shape[0] - 1
     table[:] = -1
@@ -132,6 +133,17 @@ def _alpha(run, by_index, link_total):
         j = by_index[i]
         used += 2.0 * (plen[j] - 1) * reserved[j]
     return used / link_total
+
+
+@kernel(inline=True)
+def _none_free(free):
+    """Whether no region has a free GPU. A scalar scan, not ``free.sum() == 0``: the vectorized
+    sum reads the counts just stored one by one, a store-forwarding stall that took ~4 % of a
+    paper-setting simulation (docs/performance.md, round 19)."""
+    for r in range(free.shape[0]):
+        if free[r] > 0:
+            return False
+    return True
 
 
 @kernel(inline=True)
@@ -421,187 +433,220 @@ def _decide(run, cluster, work, decision, code, parts, place, allocate, j, t, me
                               allocate, decision)
 
 
-# Not inlined into its one caller: that saves its by-value call (~0.15 µs of a paper-setting
-# simulation) but triples the core's cold compile (docs/performance.md, round 17).
+# Every scheduler of a topology in one call: a numba call passes its arguments by value, and the
+# run and workspace (~7 kB) pushed once per scheduler took ~7 % of a paper-setting simulation
+# (docs/performance.md, round 19). The loop is written here, not inlined from a function of one
+# run: numba's inlining of this body triples the core's cold compile (round 17).
 @kernel
-def simulate_one(run, gpus, code, parts, out, workspace):
-    """Simulate one topology under one scheduler (SPEC §5, §13's scan).
+def simulate_topology(inputs, outputs, topology, r_max, codes, parts, workspace, run_state,
+                      hop_sums):
+    """Simulate one topology of a batch under each scheduler (SPEC §5, §13's scan).
 
-    ``run`` (:class:`~bacepipe.policies.api.Run`) is filled in place: end times, paths,
-    allocations; ``code`` is the scheduler's row of codes (``CODE_*``) into ``parts``, the tuples
-    of every registered part per kind; ``out`` is (start_s, cost, metrics) of this run;
-    ``workspace`` holds the arrays the run may overwrite (see
-    :func:`bacepipe.core.batch._workspace`), its ``Scan.arrivals`` given. Returns (status, job):
-    STATUS_OK, STATUS_NEVER_PLACED with the first job that was stuck, or STATUS_BAD_DECISION with
+    ``inputs`` and ``outputs`` are the batch's (:class:`~bacepipe.core.batch.BatchInputs`,
+    :class:`~bacepipe.core.batch.BatchOutputs`), the topology's job constants made (``r_max``:
+    its fastest hop; ``hop_sums`` filled for its jobs). ``codes[s]`` is scheduler s's row of
+    codes (``CODE_*``) into ``parts``, the tuples of every registered part per kind.
+    ``workspace`` holds the arrays a run may overwrite (see
+    :func:`bacepipe.core.batch._workspace`), its ``Scan.arrivals`` given; ``run_state`` the
+    run's own (job states, start order, reserved bandwidth, running jobs, their count, link
+    users). Each run fills its row of the outputs through a
+    :class:`~bacepipe.policies.api.Run` (end times, paths, allocations), with the status
+    STATUS_OK, STATUS_NEVER_PLACED and the first job that was stuck, or STATUS_BAD_DECISION and
     the job a plug-in part placed against SPEC §4.
     """
-    start_s, cost, metrics = out
-    cluster, work, decision, scan = workspace
-    keys, pending, arrivals, by_index = scan.keys, scan.pending, scan.arrivals, scan.by_index
-    state, running, n_running, end_s = run.state, run.running, run.n_running, run.end_s
-    free, scratch = cluster.free, work.scratch
-    orderings, _, placements, allocators = parts
-    place, allocate = placements[code[CODE_PLACEMENT]], allocators[code[CODE_ALLOCATOR]]
-    copy_into(free, gpus)
-    copy_into(cluster.resid, run.links)
-    for slot in range(work.least_job.shape[0]):
-        work.least_job[slot] = -1  # the ℓ_j tables cached belong to the previous run's jobs
-    work.n_stale[0] = -1  # the projected copy is of the previous run
-    # Flat prices do not depend on t: one price order serves every state of the run.
-    scratch.price_ready[0] = 0 if run.time_of_use else 1
-    if not run.time_of_use:
-        unit_prices(run, 0.0, cluster.price)
-        order_by_price(cluster.price, scratch.price_order)
-    static_order = code[CODE_STATIC] != 0
-    jobs = run.jobs
-    n_jobs, n_regions = jobs.shape[0], gpus.shape[0]
-    link_total = 0.0
-    for u in range(n_regions):
-        for v in range(n_regions):
-            if u != v:
-                link_total += run.links[u, v]
-    if static_order:
-        for j in range(n_jobs):
-            pending[j] = j
-        builtin.ordering(code[CODE_ORDERING], orderings, jobs, pending, n_jobs, 0.0, keys)
+    hw, k = inputs.hardware, topology
+    gpus = inputs.gpus[k]
+    job_state, start_seq, reserved, run_order, n_run, users = run_state
+    for s in range(codes.shape[0]):
+        job_state[:] = FUTURE
+        start_seq[:] = 0
+        reserved[:] = 0.0
+        n_run[0] = 0
+        users[:, :] = 0
+        run = Run(outputs.const[k], job_state, outputs.end_s[k, s], start_seq,
+                  outputs.path[k, s], outputs.path_gpus[k, s], outputs.plen[k, s], reserved,
+                  run_order, n_run, users, inputs.links[k], inputs.latency_s[k],
+                  inputs.price[k], inputs.profile[k], inputs.utc_offset_h[k],
+                  inputs.time_of_use, hw[HW_POWER_KW], inputs.plan_slack, r_max,
+                  workspace[0].speed, inputs.gpu_power_kw[k], inputs.gpu_mem_gb[k],
+                  inputs.hetero, inputs.memory_on, hop_sums)
+        code = codes[s]
+        out = (outputs.start_s[k, s], outputs.cost[k, s], outputs.metrics[k, s])
+        status, culprit = STATUS_OK, -1
+        start_s, cost, metrics = out
+        cluster, work, decision, scan = workspace
+        keys, pending, arrivals, by_index = scan.keys, scan.pending, scan.arrivals, scan.by_index
+        state, running, n_running, end_s = run.state, run.running, run.n_running, run.end_s
+        free, scratch = cluster.free, work.scratch
+        orderings, _, placements, allocators = parts
+        place, allocate = placements[code[CODE_PLACEMENT]], allocators[code[CODE_ALLOCATOR]]
+        copy_into(free, gpus)
+        copy_into(cluster.resid, run.links)
+        for slot in range(work.least_job.shape[0]):
+            work.least_job[slot] = -1  # the ℓ_j tables cached belong to the previous run's jobs
+        work.n_stale[0] = -1  # the projected copy is of the previous run
+        # Flat prices do not depend on t: one price order serves every state of the run.
+        scratch.price_ready[0] = 0 if run.time_of_use else 1
+        if not run.time_of_use:
+            unit_prices(run, 0.0, cluster.price)
+            order_by_price(cluster.price, scratch.price_order)
+        static_order = code[CODE_STATIC] != 0
+        jobs = run.jobs
+        n_jobs, n_regions = jobs.shape[0], gpus.shape[0]
+        link_total = 0.0
+        for u in range(n_regions):
+            for v in range(n_regions):
+                if u != v:
+                    link_total += run.links[u, v]
+        if static_order:
+            for j in range(n_jobs):
+                pending[j] = j
+            builtin.ordering(code[CODE_ORDERING], orderings, jobs, pending, n_jobs, 0.0, keys)
 
-    # A stable-hold start rule holds a job again, without deciding, while nothing it reads
-    # changed since it last held it: ``version`` counts starts, releases and price changes,
-    # continuing the workspace's count (what a start rule memoizes per version never goes stale).
-    stable_hold, held_at = code[CODE_STABLE_HOLD] != 0, scan.held_at
-    # Offers memoized per offer class and version (bacepipe.core.projection.offer_class) pay
-    # only once a queue holds jobs of one class; built-in parts read nothing but the state.
-    memo = code[CODE_BUILTIN] != 0 and n_jobs >= MEMO_MIN_JOBS
-    # In a memoized run of a stable-hold rule only the first pending job of each lane
-    # (find_lanes) is scanned: the others would be decided alike, after it, and wait behind it
-    # in arrival order. Under another rule (spt_plan) a lane's younger jobs are walked after
-    # its first, where they are in the scan: right after it, when every lane has a key of its
-    # own. Otherwise every job is a lane of its own.
-    lane = scan.lane
-    walk_lanes = memo and not stable_hold and static_order and _keys_apart(
-        keys, lane, jobs, pending, scan.buffer)
-    lanes = memo and (stable_hold or walk_lanes)
-    lane_tail, next_in_lane = scan.lane_tail, scan.next_in_lane
-    lane_tail[:] = -1
-    work.version[0] = -1
-    version = work.version[1] + 1
-    work.version[1] = work.version[2] = version
-    chain, shift = version, 0  # the chain of states (see Work.version) and its releases
-    work.version[3], work.version[4] = chain, shift
-    t = jobs[arrivals[0], C_ARRIVAL_S]
-    done, arrived, n_pending, sequence = 0, 0, 0, 0
-    while done < n_jobs:
-        released = _release(run, cluster, work, scan, t)
-        done += released
-        if released > 0:
-            version += 1
-            if released == 1:
-                shift += 1
-            else:  # released in index order, projected in start order: a new chain
-                chain, shift = version, 0
-        while arrived < n_jobs and jobs[arrivals[arrived], C_ARRIVAL_S] <= t:
-            j = arrivals[arrived]  # 2. arrivals join the queue
-            arrived += 1
-            state[j] = PENDING
-            held_at[j] = -1
-            next_in_lane[j] = -1
-            queue = lane[j] if lanes else j
-            behind = lane_tail[queue]
-            lane_tail[queue] = j
-            if behind >= 0:
-                next_in_lane[behind] = j
-                continue
-            if static_order:
-                _enqueue(pending, n_pending, j, keys, jobs)
-            else:  # keyed and sorted at the scan
-                pending[n_pending] = j
-            n_pending += 1
-        # Only time-of-use prices change within a run; holds and memos are of one version.
-        watch_prices = (stable_hold or memo) and run.time_of_use
-        if watch_prices:
-            copy_into(scan.prices, cluster.price)
-        unit_prices(run, t, cluster.price)
-        if watch_prices:
-            for r in range(n_regions):
-                if scan.prices[r] != cluster.price[r]:
-                    # a new chain too: its projections' offers at a release's τ were made with
-                    # the prices at τ, which the live state no longer has (chain_offer)
+        # A stable-hold start rule holds a job again, without deciding, while nothing it reads
+        # changed since it last held it: ``version`` counts starts, releases and price
+        # changes, continuing the workspace's count (what a start rule memoizes per version
+        # never goes stale).
+        stable_hold, held_at = code[CODE_STABLE_HOLD] != 0, scan.held_at
+        # Offers memoized per offer class and version (bacepipe.core.projection.offer_class) pay
+        # only once a queue holds jobs of one class; built-in parts read nothing but the state.
+        memo = code[CODE_BUILTIN] != 0 and n_jobs >= MEMO_MIN_JOBS
+        # In a memoized run of a stable-hold rule only the first pending job of each lane
+        # (find_lanes) is scanned: the others would be decided alike, after it, and wait behind it
+        # in arrival order. Under another rule (spt_plan) a lane's younger jobs are walked after
+        # its first, where they are in the scan: right after it, when every lane has a key of its
+        # own. Otherwise every job is a lane of its own.
+        lane = scan.lane
+        walk_lanes = memo and not stable_hold and static_order and _keys_apart(
+            keys, lane, jobs, pending, scan.buffer)
+        lanes = memo and (stable_hold or walk_lanes)
+        lane_tail, next_in_lane = scan.lane_tail, scan.next_in_lane
+        lane_tail[:] = -1
+        work.version[0] = -1
+        version = work.version[1] + 1
+        work.version[1] = work.version[2] = version
+        chain, shift = version, 0  # the chain of states (see Work.version) and its releases
+        work.version[3], work.version[4] = chain, shift
+        t = jobs[arrivals[0], C_ARRIVAL_S]
+        done, arrived, n_pending, sequence = 0, 0, 0, 0
+        while done < n_jobs:
+            released = _release(run, cluster, work, scan, t)
+            done += released
+            if released > 0:
+                version += 1
+                if released == 1:
+                    shift += 1
+                else:  # released in index order, projected in start order: a new chain
+                    chain, shift = version, 0
+            while arrived < n_jobs and jobs[arrivals[arrived], C_ARRIVAL_S] <= t:
+                j = arrivals[arrived]  # 2. arrivals join the queue
+                arrived += 1
+                state[j] = PENDING
+                held_at[j] = -1
+                next_in_lane[j] = -1
+                queue = lane[j] if lanes else j
+                behind = lane_tail[queue]
+                lane_tail[queue] = j
+                if behind >= 0:
+                    next_in_lane[behind] = j
+                    continue
+                if static_order:
+                    _enqueue(pending, n_pending, j, keys, jobs)
+                else:  # keyed and sorted at the scan
+                    pending[n_pending] = j
+                n_pending += 1
+            # Only time-of-use prices change within a run; holds and memos are of one version.
+            watch_prices = (stable_hold or memo) and run.time_of_use
+            if watch_prices:
+                copy_into(scan.prices, cluster.price)
+            unit_prices(run, t, cluster.price)
+            if watch_prices:
+                for r in range(n_regions):
+                    if scan.prices[r] != cluster.price[r]:
+                        # a new chain too: its projections' offers at a release's τ were made with
+                        # the prices at τ, which the live state no longer has (chain_offer)
+                        version += 1
+                        chain, shift = version, 0
+                        break
+            # 3. scan in order; restart after every start, stop when none starts
+            while n_pending > 0:
+                if _none_free(free):  # no policy can place anything
+                    break
+                if not static_order:
+                    builtin.ordering(code[CODE_ORDERING], orderings, jobs, pending, n_pending,
+                                     _alpha(run, by_index, link_total), keys)
+                    _sort(pending, n_pending, keys, jobs, scan.buffer)
+                started = False
+                for i in range(n_pending):
+                    j = pending[i]
+                    if held_at[j] == version:
+                        continue
+                    if memo:  # what a decision memoizes is stamped with the state's version
+                        work.version[0] = work.version[1] = version
+                        work.version[3], work.version[4] = chain, shift
+                    while True:
+                        plen, g = _decide(run, cluster, work, decision, code, parts, place,
+                                          allocate, j, t, memo, stable_hold, lane)
+                        if g > 0 or not walk_lanes:
+                            break
+                        # The younger jobs of the lane come next in the scan and may start: the
+                        # next to decide is the first the lane hold does not hold (none: it holds
+                        # the last).
+                        tail = lane_tail[lane[j]]
+                        if j == tail or lane_hold(run, work, lane, tail, t):
+                            break
+                        j = _next_undecided(run, work, lane, arrivals, arrived, j, tail, t)
+                    if g == 0:
+                        if stable_hold:
+                            held_at[j] = version
+                        continue
+                    if code[CODE_BUILTIN] == 0 and not _valid(run, jobs[j], cluster, decision, plen,
+                                                              g, scratch.in_path):
+                        status, culprit = STATUS_BAD_DECISION, j
+                        break  # started stays False: the scan ends, then the run
+                    _start(run, cluster, work, by_index, j, t, decision, plen, g, sequence, start_s,
+                           cost)
+                    if j != pending[i]:  # a younger job of the lane leaves it; its first stays
+                        behind = _lane_neighbour(run, lane, lane[j], arrivals,
+                                                 _rank(jobs, arrivals, arrived, j), -1)
+                        next_in_lane[behind] = next_in_lane[j]
+                        if lane_tail[lane[j]] == j:
+                            lane_tail[lane[j]] = behind
+                    else:
+                        n_pending -= 1
+                        for q in range(i, n_pending):
+                            pending[q] = pending[q + 1]
+                        after = next_in_lane[j]  # the lane's next job joins the scan
+                        if after < 0:
+                            lane_tail[lane[j] if lanes else j] = -1
+                        else:
+                            if static_order:
+                                _enqueue(pending, n_pending, after, keys, jobs)
+                            else:
+                                pending[n_pending] = after
+                            n_pending += 1
+                    sequence += 1
                     version += 1
                     chain, shift = version, 0
+                    started = True
                     break
-        while n_pending > 0:  # 3. scan in order; restart after every start, stop when none starts
-            if free.sum() == 0:  # no policy can place anything
+                if not started:
+                    break
+            if status != STATUS_OK:
                 break
-            if not static_order:
-                builtin.ordering(code[CODE_ORDERING], orderings, jobs, pending, n_pending,
-                                 _alpha(run, by_index, link_total), keys)
-                _sort(pending, n_pending, keys, jobs, scan.buffer)
-            started = False
-            for i in range(n_pending):
-                j = pending[i]
-                if held_at[j] == version:
-                    continue
-                if memo:  # what a decision memoizes is stamped with the state's version
-                    work.version[0] = work.version[1] = version
-                    work.version[3], work.version[4] = chain, shift
-                while True:
-                    plen, g = _decide(run, cluster, work, decision, code, parts, place,
-                                      allocate, j, t, memo, stable_hold, lane)
-                    if g > 0 or not walk_lanes:
-                        break
-                    # The younger jobs of the lane come next in the scan and may start: the
-                    # next to decide is the first the lane hold does not hold (none: it holds
-                    # the last).
-                    tail = lane_tail[lane[j]]
-                    if j == tail or lane_hold(run, work, lane, tail, t):
-                        break
-                    j = _next_undecided(run, work, lane, arrivals, arrived, j, tail, t)
-                if g == 0:
-                    if stable_hold:
-                        held_at[j] = version
-                    continue
-                if code[CODE_BUILTIN] == 0 and not _valid(run, jobs[j], cluster, decision, plen,
-                                                          g, scratch.in_path):
-                    return STATUS_BAD_DECISION, j
-                _start(run, cluster, work, by_index, j, t, decision, plen, g, sequence, start_s,
-                       cost)
-                if j != pending[i]:  # a younger job of the lane leaves it; its first stays
-                    behind = _lane_neighbour(run, lane, lane[j], arrivals,
-                                             _rank(jobs, arrivals, arrived, j), -1)
-                    next_in_lane[behind] = next_in_lane[j]
-                    if lane_tail[lane[j]] == j:
-                        lane_tail[lane[j]] = behind
-                else:
-                    n_pending -= 1
-                    for q in range(i, n_pending):
-                        pending[q] = pending[q + 1]
-                    after = next_in_lane[j]  # the lane's next job joins the scan
-                    if after < 0:
-                        lane_tail[lane[j] if lanes else j] = -1
-                    else:
-                        if static_order:
-                            _enqueue(pending, n_pending, after, keys, jobs)
-                        else:
-                            pending[n_pending] = after
-                        n_pending += 1
-                sequence += 1
-                version += 1
-                chain, shift = version, 0
-                started = True
+            t_next = jobs[arrivals[arrived], C_ARRIVAL_S] if arrived < n_jobs else np.inf
+            if n_running[0] > 0:
+                t_next = min(t_next, end_s[running[n_running[0] - 1]])
+            if t_next == np.inf and done < n_jobs:
+                stuck = n_jobs
+                for i in range(n_pending):
+                    j = pending[i]
+                    while j >= 0:
+                        stuck = min(stuck, j)
+                        j = next_in_lane[j]
+                status, culprit = STATUS_NEVER_PLACED, stuck
                 break
-            if not started:
-                break
-        t_next = jobs[arrivals[arrived], C_ARRIVAL_S] if arrived < n_jobs else np.inf
-        if n_running[0] > 0:
-            t_next = min(t_next, end_s[running[n_running[0] - 1]])
-        if t_next == np.inf and done < n_jobs:
-            stuck = n_jobs
-            for i in range(n_pending):
-                j = pending[i]
-                while j >= 0:
-                    stuck = min(stuck, j)
-                    j = next_in_lane[j]
-            return STATUS_NEVER_PLACED, stuck
-        t = t_next
-    _metrics(run, gpus, start_s, cost, metrics)
-    return STATUS_OK, -1
+            t = t_next
+        if status == STATUS_OK:
+            _metrics(run, gpus, start_s, cost, metrics)
+        outputs.status[k, s], outputs.bad_job[k, s] = status, culprit
