@@ -455,33 +455,36 @@ def simulate_topology(inputs, outputs, topology, r_max, codes, parts, workspace,
     the job a plug-in part placed against SPEC §4.
     """
     hw, k = inputs.hardware, topology
-    gpus = inputs.gpus[k]
-    job_state, start_seq, reserved, run_order, n_run, users = run_state
+    gpus, links, jobs = inputs.gpus[k], inputs.links[k], outputs.const[k]
+    n_jobs, n_regions = jobs.shape[0], gpus.shape[0]
+    state, start_seq, reserved, running, n_running, users = run_state
+    cluster, work, decision, scan = workspace
+    keys, pending, arrivals, by_index = scan.keys, scan.pending, scan.arrivals, scan.by_index
+    free, scratch = cluster.free, work.scratch
+    orderings, _, placements, allocators = parts
+    link_total = 0.0
+    for u in range(n_regions):
+        for v in range(n_regions):
+            if u != v:
+                link_total += links[u, v]
     for s in range(codes.shape[0]):
-        job_state[:] = FUTURE
+        state[:] = FUTURE
         start_seq[:] = 0
         reserved[:] = 0.0
-        n_run[0] = 0
+        n_running[0] = 0
         users[:, :] = 0
-        run = Run(outputs.const[k], job_state, outputs.end_s[k, s], start_seq,
-                  outputs.path[k, s], outputs.path_gpus[k, s], outputs.plen[k, s], reserved,
-                  run_order, n_run, users, inputs.links[k], inputs.latency_s[k],
-                  inputs.price[k], inputs.profile[k], inputs.utc_offset_h[k],
-                  inputs.time_of_use, hw[HW_POWER_KW], inputs.plan_slack, r_max,
-                  workspace[0].speed, inputs.gpu_power_kw[k], inputs.gpu_mem_gb[k],
-                  inputs.hetero, inputs.memory_on, hop_sums)
+        end_s, start_s, cost = outputs.end_s[k, s], outputs.start_s[k, s], outputs.cost[k, s]
+        run = Run(jobs, state, end_s, start_seq, outputs.path[k, s], outputs.path_gpus[k, s],
+                  outputs.plen[k, s], reserved, running, n_running, users, links,
+                  inputs.latency_s[k], inputs.price[k], inputs.profile[k],
+                  inputs.utc_offset_h[k], inputs.time_of_use, hw[HW_POWER_KW],
+                  inputs.plan_slack, r_max, cluster.speed, inputs.gpu_power_kw[k],
+                  inputs.gpu_mem_gb[k], inputs.hetero, inputs.memory_on, hop_sums)
         code = codes[s]
-        out = (outputs.start_s[k, s], outputs.cost[k, s], outputs.metrics[k, s])
         status, culprit = STATUS_OK, -1
-        start_s, cost, metrics = out
-        cluster, work, decision, scan = workspace
-        keys, pending, arrivals, by_index = scan.keys, scan.pending, scan.arrivals, scan.by_index
-        state, running, n_running, end_s = run.state, run.running, run.n_running, run.end_s
-        free, scratch = cluster.free, work.scratch
-        orderings, _, placements, allocators = parts
         place, allocate = placements[code[CODE_PLACEMENT]], allocators[code[CODE_ALLOCATOR]]
         copy_into(free, gpus)
-        copy_into(cluster.resid, run.links)
+        copy_into(cluster.resid, links)
         for slot in range(work.least_job.shape[0]):
             work.least_job[slot] = -1  # the ℓ_j tables cached belong to the previous run's jobs
         work.n_stale[0] = -1  # the projected copy is of the previous run
@@ -491,13 +494,6 @@ def simulate_topology(inputs, outputs, topology, r_max, codes, parts, workspace,
             unit_prices(run, 0.0, cluster.price)
             order_by_price(cluster.price, scratch.price_order)
         static_order = code[CODE_STATIC] != 0
-        jobs = run.jobs
-        n_jobs, n_regions = jobs.shape[0], gpus.shape[0]
-        link_total = 0.0
-        for u in range(n_regions):
-            for v in range(n_regions):
-                if u != v:
-                    link_total += run.links[u, v]
         if static_order:
             for j in range(n_jobs):
                 pending[j] = j
@@ -648,5 +644,5 @@ def simulate_topology(inputs, outputs, topology, r_max, codes, parts, workspace,
                 break
             t = t_next
         if status == STATUS_OK:
-            _metrics(run, gpus, start_s, cost, metrics)
+            _metrics(run, gpus, start_s, cost, outputs.metrics[k, s])
         outputs.status[k, s], outputs.bad_job[k, s] = status, culprit
