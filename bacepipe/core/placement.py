@@ -204,7 +204,8 @@ def grow_walk(const, kstar, start, cluster, path, scratch, slot, n_visible):
     (:func:`walk_slot`), with the same result: the regions a growth appends, widest hop from the
     tail first, do not depend on the job or its target, only where it stops does. So each start
     keeps its walk (``scratch.walk[slot, start, :walk_len]``, positions), extended only when a
-    growth goes past its end, and a growth along it checks the stops alone."""
+    growth goes past its end, and a growth along it checks the stops alone. Returns (plen, g,
+    the fastest GPU speed on the path)."""
     free, speed, in_path = cluster.free, cluster.speed, scratch.in_path
     visible, hop, walk = scratch.walk_regions[slot, 2:], scratch.walk_hop[slot], \
         scratch.walk[slot, start]
@@ -250,7 +251,7 @@ def grow_walk(const, kstar, start, cluster, path, scratch, slot, n_visible):
         plen += 1
         bottleneck, g, fastest, work_s = bottleneck_next, g_next, fastest_next, work_next
     scratch.walk_len[slot, start] = n_walk
-    return plen, g
+    return plen, g, fastest
 
 
 @kernel(inline=True)

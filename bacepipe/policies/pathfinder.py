@@ -37,10 +37,7 @@ def kernel(job, k, cluster, scratch, allocate, out):
     n_visible = visible_regions(free, scratch.by_price)
     slot = walk_slot(cluster, scratch, n_visible)
     for start in range(n_visible):
-        plen, g = grow_walk(job, k, start, cluster, path, scratch, slot, n_visible)
-        fastest = 0.0
-        for p in range(plen):
-            fastest = max(fastest, speed[path[p]])
+        plen, g, fastest = grow_walk(job, k, start, cluster, path, scratch, slot, n_visible)
         if compute_order(g * fastest * (1.0 + 1e-9), best_compute) < 0:
             continue  # however its g GPUs are spread (the contract), it computes less: exact
         allocate(path, plen, g, cluster, alloc)
