@@ -63,8 +63,9 @@ for obj in gc.get_objects():
                         with open(path, "wb") as fh:
                             fh.write(code)
                         loops.append((cres.library.get_pointer_to_function(f.name), f.name, path))
-with open(f"{sys.argv[4]}.loops.json", "w") as fh:
-    json.dump(loops, fh)
+if int(sys.argv[8]):
+    with open(f"{sys.argv[4]}.loops.json", "w") as fh:
+        json.dump(loops, fh)
 rows = sorted(r for r in rows if r[0])
 with open(f"/tmp/perf-{os.getpid()}.map", "w") as fh:
     for (a, name), nxt in zip(rows, rows[1:] + [(rows[-1][0] + 4096, "")]):
@@ -154,6 +155,16 @@ def main() -> None:
 NO_LINE = "(no line)"
 
 
+def symbol_span(obj: str, name: str) -> tuple[int, int]:
+    """Where function ``name`` lies in object file ``obj``: (offset, size), read by ``nm``."""
+    symbols = subprocess.run(["nm", "-S", "--defined-only", obj], capture_output=True, text=True,
+                             check=True).stdout
+    for fields in map(str.split, symbols.splitlines()):
+        if len(fields) == 4 and fields[3] == name:
+            return int(fields[0], 16), int(fields[1], 16)
+    raise LookupError(f"kernel_profile: {name} is not defined in {obj}")
+
+
 def loop_lines(data: str) -> Counter:
     """The loop kernel's perf samples per source line (``file:line``, or :data:`NO_LINE`), from
     the copy of the kernel the samples fell in."""
@@ -164,10 +175,7 @@ def loop_lines(data: str) -> Counter:
     with open(f"{data}.loops.json") as fh:
         loops = json.load(fh)
     for addr, name, obj in loops:
-        offset, size = next((int(f[0], 16), int(f[1], 16)) for f in (
-            line.split() for line in subprocess.run(
-                ["nm", "-S", "--defined-only", obj], capture_output=True, text=True,
-                check=True).stdout.splitlines()) if len(f) == 4 and f[3] == name)
+        offset, size = symbol_span(obj, name)
         inside = Counter({ip - addr + offset: n for ip, n in ips.items()
                           if addr <= ip < addr + size})
         if inside.total() > best.total():
