@@ -1,6 +1,7 @@
 """One place that sets the numba flags of every kernel, and where their compiled code is cached.
 
-No fastmath: every float here can decide a schedule, and SPEC §1 asks for plain float64.
+No fastmath: every float here can decide a schedule, and SPEC §1 asks for plain float64. No
+wrap of negative indices in the package's functions (:func:`_unwrapped_index`).
 
 Kernels are cached on disk, but numba's cache only notices an edit of the file that *defines* a
 cached kernel: a kernel that calls a helper of another file would silently keep the old helper.
@@ -22,6 +23,7 @@ import types
 from pathlib import Path
 
 import numba
+from numba.np import arrayobj
 
 from bacepipe.sources import KERNEL_SOURCES, PACKAGE_DIR, tree_hash
 
@@ -76,6 +78,31 @@ KERNEL_HASH = tree_hash(KERNEL_SOURCES)
 CACHE_DIR = _cache_dir(f"{_PREFIX}{KERNEL_HASH[:16]}")
 _prune(CACHE_DIR.parent, CACHE_DIR)
 numba.config.CACHE_DIR = str(CACHE_DIR)
+
+#: How numba's mangled name of a function defined in this package begins (Itanium style: the
+#: length of each part of the dotted path, then the part).
+OWN_SYMBOL_PREFIX = f"_ZN{len(__name__.split('.')[0])}{__name__.split('.')[0]}"
+#: numba's lowering of an integer index (numba 0.60-0.68; None if a later numba moved it: the
+#: kernels then keep the wrap, and tests/test_jit.py says so).
+_wrapped_index = getattr(arrayobj, "fix_integer_index", None)
+
+
+def _unwrapped_index(context, builder, idxty, idx, size):
+    """numba's ``fix_integer_index``, but an index into an array in a function of this package
+    is taken as it is, not wrapped when negative (Cython's ``wraparound=False``).
+
+    The kernels never index from the end: -1 is a sentinel they test before they index. Yet
+    numba wraps every signed index it cannot prove non-negative (an index read from an array:
+    ``free[path[p]]``), a shift, a mask and an add per access, a fifth of a paper-setting
+    simulation's instructions and time (docs/performance.md, round 23). Functions of other
+    modules (a plug-in's parts, a user's kernels, numba's own) keep numba's wrap."""
+    if idxty.signed and builder.function.name.startswith(OWN_SYMBOL_PREFIX):
+        return context.cast(builder, idx, idxty, numba.types.intp)
+    return _wrapped_index(context, builder, idxty, idx, size)
+
+
+if _wrapped_index is not None:
+    arrayobj.fix_integer_index = _unwrapped_index
 
 #: The flags of every kernel (for ``numba.njit(signature, **JIT_FLAGS)`` where a part needs an
 #: explicit signature). ``_nrt: False``: no reference counting (see :func:`kernel`).
