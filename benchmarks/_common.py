@@ -5,8 +5,10 @@ from __future__ import annotations
 import json
 import os
 import platform
+import subprocess
 import time
 from contextlib import contextmanager
+from pathlib import Path
 
 
 def machine() -> dict:
@@ -89,3 +91,16 @@ def usage():
     with timer() as wall:
         yield lambda: (wall(), after.ru_utime - before.ru_utime, after.ru_stime - before.ru_stime)
     after = resource.getrusage(resource.RUSAGE_SELF)
+
+
+@contextmanager
+def worktree(rev: str, where: Path):
+    """A ``git worktree`` of commit ``rev`` of this checkout at ``where``, removed on exit."""
+    root = Path(__file__).resolve().parents[1]
+    subprocess.run(["git", "-C", str(root), "worktree", "add", "--detach", str(where), rev],
+                   check=True, capture_output=True)
+    try:
+        yield where
+    finally:
+        subprocess.run(["git", "-C", str(root), "worktree", "remove", "--force", str(where)],
+                       capture_output=True)

@@ -23,7 +23,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from _common import PAPER_PROBE, header, table
+from _common import PAPER_PROBE, header, table, worktree
 
 ROOT = Path(__file__).resolve().parents[1]
 #: argv: root, topologies, calls of the batch to count (after PAPER_PROBE's warm-up).
@@ -77,14 +77,8 @@ def main() -> None:
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
         if args.rev:
-            other = Path(tmp) / "other"
-            subprocess.run(["git", "-C", str(ROOT), "worktree", "add", "--detach", str(other),
-                            args.rev], check=True, capture_output=True)
-            try:
+            with worktree(args.rev, Path(tmp) / "other") as other:
                 rows.append(_per_simulation(other, tmp, args.rev, args.topologies))
-            finally:
-                subprocess.run(["git", "-C", str(ROOT), "worktree", "remove", "--force",
-                                str(other)], capture_output=True)
         rows.append(_per_simulation(ROOT, tmp, "this checkout", args.topologies))
     table(rows)
     if args.rev:

@@ -14,7 +14,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from _common import PAPER_PROBE, header, table
+from _common import PAPER_PROBE, header, table, worktree
 
 ROOT = Path(__file__).resolve().parents[1]
 #: Run in each tree: prints the best seconds per simulation as JSON.
@@ -42,20 +42,13 @@ def main() -> None:
     p.add_argument("--repeats", type=int, default=7)
     args = p.parse_args()
     header(f"this checkout vs {args.rev}: µs per simulation, one thread, best of {args.repeats}")
-    with tempfile.TemporaryDirectory() as tmp:
-        other = Path(tmp) / "other"
-        subprocess.run(["git", "-C", str(ROOT), "worktree", "add", "--detach", str(other),
-                        args.rev], check=True, capture_output=True)
-        try:
-            rows = []
-            for _ in range(2):  # alternate, so a busy spell hits both
-                rows.append({"tree": args.rev, "us_per_sim": _probe(
-                    other, str(Path(tmp) / "cache-other"), args.topologies, args.repeats)})
-                rows.append({"tree": "this checkout", "us_per_sim": _probe(
-                    ROOT, str(Path(tmp) / "cache-this"), args.topologies, args.repeats)})
-        finally:
-            subprocess.run(["git", "-C", str(ROOT), "worktree", "remove", "--force", str(other)],
-                           capture_output=True)
+    with tempfile.TemporaryDirectory() as tmp, worktree(args.rev, Path(tmp) / "other") as other:
+        rows = []
+        for _ in range(2):  # alternate, so a busy spell hits both
+            rows.append({"tree": args.rev, "us_per_sim": _probe(
+                other, str(Path(tmp) / "cache-other"), args.topologies, args.repeats)})
+            rows.append({"tree": "this checkout", "us_per_sim": _probe(
+                ROOT, str(Path(tmp) / "cache-this"), args.topologies, args.repeats)})
     table(rows)
     this = min(r["us_per_sim"] for r in rows if r["tree"] == "this checkout")
     that = min(r["us_per_sim"] for r in rows if r["tree"] == args.rev)

@@ -81,7 +81,8 @@ numba.config.CACHE_DIR = str(CACHE_DIR)
 
 #: How numba's mangled name of a function defined in this package begins (Itanium style: the
 #: length of each part of the dotted path, then the part).
-OWN_SYMBOL_PREFIX = f"_ZN{len(__name__.split('.')[0])}{__name__.split('.')[0]}"
+_PACKAGE = __name__.split(".")[0]
+OWN_SYMBOL_PREFIX = f"_ZN{len(_PACKAGE)}{_PACKAGE}"
 #: numba's lowering of an integer index (numba 0.60-0.68; None if a later numba moved it: the
 #: kernels then keep the wrap, and tests/test_jit.py says so).
 _wrapped_index = getattr(arrayobj, "fix_integer_index", None)
