@@ -4,13 +4,14 @@ simulation of each scheduler under each start rule (SPEC §13), batched one sche
 
     python benchmarks/core_throughput.py [--topologies 20000] [--twin-topologies 100]
         [--schedulers paper|all|name,name] [--extensions] [--per-scheduler] [--repeats 1]
-        [--core-calls 1]
+        [--core-calls 1] [--allocator retain|default]
 
 With ``--per-scheduler`` it also prints each scheduler's time per simulation over BACE-Pipe's
 under the same start rule (issue 13's ≤ 5× for ``spt_plan``); ``NUMBA_NUM_THREADS=1`` times one
 core, ``--repeats N`` keeps the best of N runs. Each row also gives the CPU time per simulation
 in user code and in the operating system (all threads); ``--core-calls N`` times N calls of
-the core in a row.
+the core in a row. ``--allocator default`` leaves the C library's allocator as it is; by default
+freed memory is reused, as in the sweep's workers (:mod:`bacepipe.core.memory`).
 """
 
 import argparse
@@ -19,6 +20,7 @@ from _common import header, table, timer, usage
 
 import bacepipe
 from bacepipe.core import simulate_batch
+from bacepipe.core.memory import retain_freed_memory
 from bacepipe.model.generate import generate_batch
 from bacepipe.model.scenario import START_RULES
 from bacepipe.policies import PAPER_SCHEDULERS, SCHEDULER_PARTS
@@ -62,14 +64,19 @@ def main() -> None:
                         "the speed-up): a later call reuses the memory pages the one before freed")
     p.add_argument("--gpu-mix", default="none", choices=("none", "cloud"),
                    help="cloud: a mixed fleet (SPEC §16) on the same topologies")
+    p.add_argument("--allocator", default="retain", choices=("retain", "default"),
+                   help="retain (default): reuse freed memory, as the sweep's workers do "
+                        "(bacepipe.core.memory); default: the C library's own settings")
     args = p.parse_args()
     if args.core_calls < 1:
         p.error("--core-calls: must be at least 1")
     options = dict(latency="geo", memory_model="adam_mixed", price_profile="business",
                    arrivals="poisson", arrival_rate_per_h=0.5) if args.extensions else {}
     options["gpu_mix"] = args.gpu_mix
+    if args.allocator == "retain":
+        retain_freed_memory()
     header("core throughput: batched numba core vs plain-Python twin" +
-           (" (extensions on)" if args.extensions else "") +
+           f" (allocator: {args.allocator})" + (" (extensions on)" if args.extensions else "") +
            (f" (gpu_mix={args.gpu_mix})" if args.gpu_mix != "none" else ""))
     schedulers = _schedulers(args.schedulers)
     batch = generate_batch("random", 0, range(args.topologies), **options)

@@ -8,29 +8,54 @@ import pytest
 
 from bacepipe.core import dispatch
 from bacepipe.core.loop import builtin
-from bacepipe.policies import BUILTIN_PARTS
+from bacepipe.policies import BUILTIN_PARTS, BUILTIN_SCHEDULERS
 
 
 def test_each_code_calls_the_builtin_part_of_that_index():
     # the loop's codes index part_names(kind), built-ins first: code i must call BUILTIN_PARTS[i]
-    text = dispatch.source(BUILTIN_PARTS)
+    pairs = dispatch.builtin_pairs(BUILTIN_SCHEDULERS)
+    text = dispatch.source(BUILTIN_PARTS, pairs)
     for kind in dispatch.CALLS:
         for i, name in enumerate(BUILTIN_PARTS[kind]):
             assert f"from bacepipe.policies import {name} as {kind}_{i}\n" in text
-            if kind in ("ordering", "placement"):
+            if kind == "ordering":
                 # inlined: a second compile of that very part's body, under a name of its own
                 assert (f"{kind}_{i}_inlined = kernel(inline=True)(renamed({kind}_{i}.kernel."
                         f"py_func, '{name}_inlined'))\n") in text
                 assert f"    if code == {i}:\n        return {kind}_{i}_inlined(" in text
-            else:
+            elif kind == "start_rule":
                 assert f"    if code == {i}:\n        return {kind}_{i}.kernel(" in text
         # a plug-in's code (past the built-ins) goes through the tuple
         assert f"    return parts[code]({dispatch.CALLS[kind]})\n" in text
 
 
+def test_a_placement_inlines_the_allocators_builtin_schedulers_pair_it_with():
+    placements, allocators = BUILTIN_PARTS["placement"], BUILTIN_PARTS["allocator"]
+    text = dispatch.source(BUILTIN_PARTS, {("pathfinder", "cost_min"), ("ldf", "fill")})
+    for kind, names in (("placement", placements), ("allocator", allocators)):
+        for i, name in enumerate(names):
+            assert (f"{kind}_{i}_inlined = kernel(inline=True)(renamed({kind}_{i}.kernel."
+                    f"py_func, '{name}_inlined'))\n") in text
+    for i, placement in enumerate(placements):
+        for a, allocator in enumerate(allocators):
+            call = (f"    if code == {i} and allocator == {a}:\n        return placement_{i}_"
+                    f"inlined(job, k, cluster, scratch, allocator_{a}_inlined, out)\n")
+            assert (call in text) == ((placement, allocator) in {("pathfinder", "cost_min"),
+                                                                 ("ldf", "fill")})
+        # a placement no pair names keeps its inlined copy that calls the allocator it is given
+        generic = (f"    if code == {i}:\n        return placement_{i}_inlined(job, k, cluster, "
+                   f"scratch, allocate, out)\n")
+        assert (generic in text) == (placement not in ("pathfinder", "ldf"))
+    # the pairs of SPEC §7's table (tests/test_policies.py pins the table itself)
+    assert dispatch.builtin_pairs(BUILTIN_SCHEDULERS) == {
+        ("pathfinder", "cost_min"), ("pathfinder", "uniform"), ("lcf", "fill"), ("ldf", "fill"),
+        ("cr_lcf", "fill"), ("cr_ldf", "fill")}
+
+
 def test_the_loop_uses_the_module_written_from_the_registry():
     with open(builtin.__file__, encoding="utf-8") as f:
-        assert f.read() == dispatch.source(BUILTIN_PARTS)
+        assert f.read() == dispatch.source(BUILTIN_PARTS, dispatch.builtin_pairs(
+            BUILTIN_SCHEDULERS))
     for kind in dispatch.CALLS:
         assert callable(getattr(builtin, kind))
 

@@ -89,6 +89,25 @@ def test_example_plugin_runs_compiled_and_matches_its_twin(registry):
     registry.load_plugins([str(EXAMPLE)])
 
 
+@pytest.mark.parametrize("rule", ["greedy", "wait_if_faster"])
+def test_builtin_parts_paired_anew_run_compiled_like_their_twins(registry, rule):
+    # The dispatch inlines an allocator only into the placements built-in schedulers pair it
+    # with; a new pair of built-in parts runs the placement's kernel, handed the allocator.
+    registry.register_scheduler("pathfinder_fill", ordering="priority", placement="pathfinder",
+                                allocator="fill")
+    registry.register_scheduler("cr_ldf_cost_min", ordering="fcfs", placement="cr_ldf",
+                                allocator="cost_min")
+    batch = generate_batch("random", 7, range(5), num_jobs=9, start_rule=rule)
+    for name in ("pathfinder_fill", "cr_ldf_cost_min"):
+        assert registry.engine_of(name) == "compiled"
+        for t in range(batch.size):
+            fast = bacepipe.run_scenario(batch.scenario(t), name)
+            slow = simulate_reference(batch.scenario(t), name)
+            assert [j["gpus"] for j in fast["jobs"]] == [j["gpus"] for j in slow["jobs"]]
+            assert [j["start_h"] for j in fast["jobs"]] == pytest.approx(
+                [j["start_h"] for j in slow["jobs"]], rel=1e-12)
+
+
 def test_plain_python_plugin_runs_through_the_reference_loop(registry, tmp_path):
     plugin = tmp_path / "py_sjf.py"
     plugin.write_text(textwrap.dedent("""

@@ -420,9 +420,9 @@ def _decide(run, cluster, work, decision, code, parts, place, allocate, j, t, me
         # (~0.4 µs a call), which would dominate a greedy simulation
         c, plen, g = recall_offer(run, work, j, decision) if memo else (-1, -1, 0)
         if plen < 0:
-            plen, g = builtin.placement(code[CODE_PLACEMENT], parts[2], jobs[j],
-                                        int(jobs[j, C_KSTAR]), cluster, work.scratch, allocate,
-                                        decision)
+            plen, g = builtin.placement(code[CODE_PLACEMENT], parts[2], code[CODE_ALLOCATOR],
+                                        jobs[j], int(jobs[j, C_KSTAR]), cluster, work.scratch,
+                                        allocate, decision)
             plen, g = accepted(run, jobs[j], plen, g, decision)
             keep_offer(work, c, plen, g, decision)
         return plen, g

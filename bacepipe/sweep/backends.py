@@ -22,6 +22,7 @@ import threading
 import warnings
 from collections.abc import Iterator, Sequence
 
+from bacepipe.core.memory import retain_freed_memory
 from bacepipe.errors import InputError, WorkerLost
 from bacepipe.sweep.chunks import (
     ChunkSpec,
@@ -52,6 +53,7 @@ def iter_results(specs: Sequence[ChunkSpec], *, backend: str, workers: int,
     if backend == "dask":
         yield from _dask(specs, workers, dask_address)
     elif workers == 1 or len(specs) == 1:
+        retain_freed_memory()  # this process is the worker
         for spec in specs:
             yield run_chunk(spec)
     else:
@@ -71,7 +73,7 @@ def _loky(specs: Sequence[ChunkSpec], workers: int) -> Iterator[dict]:
         # At least 2: with n_jobs=1 joblib would run a retried chunk in this process, where
         # what killed its worker would kill the sweep.
         parallel = Parallel(n_jobs=min(workers, max(2, len(pending))), backend="loky",
-                            return_as="generator_unordered", initializer=_ignore_sigint)
+                            return_as="generator_unordered", initializer=_start_worker)
         results = parallel(delayed(run_chunk)(spec) for spec in pending)
         finished = set()
         try:
@@ -167,16 +169,18 @@ def _dask(specs: Sequence[ChunkSpec], workers: int, address: str | None) -> Iter
             log.setLevel(level)
 
 
-def _ignore_sigint() -> None:
+def _start_worker() -> None:
     """Run in each worker process as it starts (loky's initializer, dask's preload).
 
     Ctrl-C in a terminal reaches every process of its group. The parent stops the workers, so
-    they ignore SIGINT rather than each print a KeyboardInterrupt traceback.
+    they ignore SIGINT rather than each print a KeyboardInterrupt traceback. Each chunk's
+    outputs reuse the previous chunk's freed memory (:mod:`bacepipe.core.memory`).
     """
+    retain_freed_memory()
     if threading.current_thread() is threading.main_thread():
         signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
 def dask_setup(worker) -> None:
     """Preload of the LocalCluster's worker processes (``preload=[this module]``)."""
-    _ignore_sigint()
+    _start_worker()
