@@ -4,7 +4,7 @@ simulation of each scheduler under each start rule (SPEC §13), batched one sche
 
     python benchmarks/core_throughput.py [--topologies 20000] [--twin-topologies 100]
         [--schedulers paper|all|name,name] [--extensions] [--per-scheduler] [--repeats 1]
-        [--core-calls 1] [--allocator retain|default]
+        [--core-calls 1] [--allocator retain|default] [--processes N]
 
 With ``--per-scheduler`` it also prints each scheduler's time per simulation over BACE-Pipe's
 under the same start rule (issue 13's ≤ 5× for ``spt_plan``); ``NUMBA_NUM_THREADS=1`` times one
@@ -12,9 +12,15 @@ core, ``--repeats N`` keeps the best of N runs. Each row also gives the CPU time
 in user code and in the operating system (all threads); ``--core-calls N`` times N calls of
 the core in a row. ``--allocator default`` leaves the C library's allocator as it is; by default
 freed memory is reused, as in the sweep's workers (:mod:`bacepipe.core.memory`).
+``--processes N`` also times N processes at once, each running the core on one thread as the
+sweep's loky workers do (the best of ``--core-calls`` calls each, started together).
 """
 
 import argparse
+import json
+import os
+import subprocess
+import sys
 
 from _common import header, table, timer, usage
 
@@ -25,6 +31,54 @@ from bacepipe.model.generate import generate_batch
 from bacepipe.model.scenario import START_RULES
 from bacepipe.policies import PAPER_SCHEDULERS, SCHEDULER_PARTS
 from bacepipe.sim.reference import simulate_reference
+
+#: One process of ``--processes``: a sweep worker's core (argv: topologies, calls, allocator,
+#: schedulers, generation options as JSON). Says "ready" once compiled, starts on a line of
+#: stdin, prints its best call's seconds.
+WORKER = """
+import json, sys, time
+from bacepipe.core import simulate_batch
+from bacepipe.core.memory import retain_freed_memory
+from bacepipe.model.generate import generate_batch
+topologies, calls, allocator = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
+names, options = tuple(sys.argv[4].split(",")), json.loads(sys.argv[5])
+if allocator == "retain":
+    retain_freed_memory()
+batch = generate_batch("random", 0, range(topologies), **options)
+simulate_batch(generate_batch("random", 0, range(2), **options), names)
+print("ready", flush=True)
+sys.stdin.readline()
+best = float("inf")
+for _ in range(calls):
+    start = time.perf_counter()
+    simulate_batch(batch, names)
+    best = min(best, time.perf_counter() - start)
+print(best, flush=True)
+"""
+
+
+def _processes(n: int, args, schedulers, options) -> list[dict]:
+    """Rows of ``--processes``: each process's best call, all started together."""
+    env = dict(os.environ, NUMBA_NUM_THREADS="1")
+    argv = [sys.executable, "-c", WORKER, str(args.topologies), str(args.core_calls),
+            args.allocator, ",".join(schedulers), json.dumps(options)]
+    procs = [subprocess.Popen(argv, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                              text=True) for _ in range(n)]
+    for proc in procs:
+        if proc.stdout.readline().strip() != "ready":
+            raise SystemExit(f"--processes: a worker failed (exit status {proc.wait()})")
+    for proc in procs:
+        proc.stdin.write("go\n")
+        proc.stdin.flush()
+    simulations = args.topologies * len(schedulers)
+    rows = []
+    for i, proc in enumerate(procs):
+        seconds = float(proc.communicate()[0])
+        rows.append({"implementation": f"process {i + 1} of {n}, one thread",
+                     "simulations": simulations, "seconds": seconds,
+                     "sims_per_s": simulations / seconds,
+                     "us_per_sim": 1e6 * seconds / simulations})
+    return rows
 
 
 def _schedulers(text: str) -> tuple[str, ...]:
@@ -67,9 +121,13 @@ def main() -> None:
     p.add_argument("--allocator", default="retain", choices=("retain", "default"),
                    help="retain (default): reuse freed memory, as the sweep's workers do "
                         "(bacepipe.core.memory); default: the C library's own settings")
+    p.add_argument("--processes", type=int, default=0,
+                   help="also time this many one-thread processes at once (the sweep's workers)")
     args = p.parse_args()
     if args.core_calls < 1:
         p.error("--core-calls: must be at least 1")
+    if args.processes < 0:
+        p.error("--processes: must be at least 0")
     options = dict(latency="geo", memory_model="adam_mixed", price_profile="business",
                    arrivals="poisson", arrival_rate_per_h=0.5) if args.extensions else {}
     options["gpu_mix"] = args.gpu_mix
@@ -98,6 +156,8 @@ def main() -> None:
     rows.append(_timed("plain-Python twin", twin_sims, twin))
     table(rows)
     print(f"speed-up: {rows[0]['sims_per_s'] / rows[-1]['sims_per_s']:,.0f}x")
+    if args.processes:
+        table(_processes(args.processes, args, schedulers, options))
     if args.per_scheduler:
         rows = []
         for rule in START_RULES:
