@@ -66,6 +66,8 @@ def _processes(n: int, args, schedulers, options) -> list[dict]:
                               text=True) for _ in range(n)]
     for proc in procs:
         if proc.stdout.readline().strip() != "ready":
+            for other in procs:  # the others would wait for a start that never comes
+                other.kill()
             raise SystemExit(f"--processes: a worker failed (exit status {proc.wait()})")
     for proc in procs:
         proc.stdin.write("go\n")

@@ -16,7 +16,6 @@ chunks run there); a user's loop may call it too. Results do not depend on it.
 from __future__ import annotations
 
 import ctypes
-import ctypes.util
 
 #: Free memory at the top of the heap that glibc keeps rather than returns, bytes.
 RETAIN_BYTES = 1 << 30
@@ -27,9 +26,8 @@ _M_TRIM_THRESHOLD, _M_MMAP_MAX = -1, -4
 def retain_freed_memory() -> bool:
     """Set glibc's malloc to reuse freed memory (see the module docstring); False where the C
     library is not glibc (nothing is changed there)."""
-    name = ctypes.util.find_library("c")
-    try:
-        mallopt = ctypes.CDLL(name).mallopt
+    try:  # the process's own symbols, the C library's among them (no search for its file)
+        mallopt = ctypes.CDLL(None).mallopt
     except (OSError, AttributeError, TypeError):
         return False
     mallopt.argtypes, mallopt.restype = (ctypes.c_int, ctypes.c_int), ctypes.c_int
