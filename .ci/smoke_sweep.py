@@ -2,7 +2,7 @@
 
 Runs ``python -m bacepipe.sweep -m bandwidth_scale=0.5,1.0 topologies=50 validate=true`` into a
 temporary results directory (every simulated schedule replayed against the invariants of SPEC §4;
-a violation fails the sweep with exit status 3) and reads it back as the README does
+a violation fails the sweep with exit status 3) and reads it back as docs/usage.md does
 (``pl.scan_parquet(runs, hive_partitioning=True)``): 2 × 50 × (default schedulers) rows, every
 hive level and column with its type, no nulls (but the OPT columns, null without
 ``optimal=true``), finite metrics, 0 < lower_bound_h <= avg_jct_h, one row per (point, topology,

@@ -2,8 +2,10 @@
 
 Each PATH is a result directory, a multirun directory, or a ``runs/`` dataset; every ``runs/``
 dataset under them is read (once). The report (``report.md``, ``summary.csv``, ``figures/*.png``)
-goes to ``--out`` or else the first PATH, and stdout says what was read, a per-scheduler table,
-every note, and where each figure went or why it was skipped.
+goes to ``--out`` or else the first PATH, and stdout says what was read, one per-scheduler table
+per sweep point (points are never pooled; each names its point by the settings that differ
+between the points read, and the schedulers not run there), every note, and where each figure
+went or why it was skipped.
 
 Bad input (an unknown option, a path that does not exist or holds no results, an unreadable file,
 an output directory that cannot take a file) prints one line, ``report: <field>: <problem>``, to
@@ -26,6 +28,7 @@ from bacepipe.analysis.tables import format_summary_table, write_report
 from bacepipe.analysis.yardsticks import gap_table
 from bacepipe.cli import OneLineParser, first_line, run_cli
 from bacepipe.errors import InputError
+from bacepipe.headline import N_RESAMPLES, SEED
 from bacepipe.validation import number
 
 PROG = "report"
@@ -34,8 +37,8 @@ PROG = "report"
 def _parser() -> OneLineParser:
     p = OneLineParser(
         prog=PROG,
-        description="Summarize sweep results: paired ratios to the reference scheduler "
-        "(geometric mean, bootstrap CI), report.md and figures.",
+        description="Summarize sweep results per sweep point: paired ratios to the reference "
+        "scheduler (geometric mean, bootstrap CI), report.md and figures.",
     )
     p.add_argument(
         "paths",
@@ -47,11 +50,12 @@ def _parser() -> OneLineParser:
     p.add_argument(
         "--resamples",
         type=int,
-        default=2000,
+        default=N_RESAMPLES,
         metavar="N",
-        help="bootstrap resamples per CI (default 2000)",
+        help=f"bootstrap resamples per CI (default {N_RESAMPLES})",
     )
-    p.add_argument("--seed", type=int, default=0, help="bootstrap generator seed (default 0)")
+    p.add_argument("--seed", type=int, default=SEED,
+                   help=f"bootstrap generator seed (default {SEED})")
     return p
 
 

@@ -12,6 +12,7 @@ import json
 import sys
 
 from bacepipe.cli import OneLineParser, run_cli
+from bacepipe.core.compile_notice import announce_on
 from bacepipe.model.generate import topology_batch
 from bacepipe.model.hardware import GPU_MIXES
 from bacepipe.model.scenario import START_RULES
@@ -77,7 +78,8 @@ def main(argv=None) -> int:
         print(json.dumps(result) if args.json else format_table(result))
         return 0
 
-    return run_cli("bacepipe.simulate", body)
+    with announce_on(sys.stderr):
+        return run_cli("bacepipe.simulate", body)
 
 
 if __name__ == "__main__":

@@ -92,7 +92,7 @@ def _schedulers(text: str) -> tuple[str, ...]:
 def _timed(implementation: str, simulations: int, work) -> dict:
     """A row of the table: ``work()``'s wall time, and the process's CPU time in user code and
     in the kernel (all threads) per simulation. The kernel's share is mostly first touches of
-    fresh memory pages (docs/performance.md, round 18). The user share includes numba's OpenMP
+    fresh memory pages (docs/performance.md). The user share includes numba's OpenMP
     workers spinning while they wait (for the other thread, or after a call)."""
     with usage() as used:
         work()

@@ -5,6 +5,7 @@ from dataclasses import replace
 
 import numpy as np
 import pytest
+from tiers import share
 
 import bacepipe
 from bacepipe.core.bounds import fastest_hop_gbps, heap_sort
@@ -75,11 +76,12 @@ def test_area_part_counts_only_batch_arrivals():
     np.testing.assert_allclose(lower_bound_h(late), solo, rtol=1e-12)
 
 
-@pytest.mark.parametrize("gpu_scale,num_jobs", [(1.0, 8), (0.25, 8), (0.0625, 4), (0.5, 24)])
+@pytest.mark.breadth
+@pytest.mark.parametrize("gpu_scale,num_jobs", share([(1.0, 8), (0.25, 8), (0.0625, 4), (0.5, 24)]))
 def test_bound_below_every_scheduler(gpu_scale, num_jobs):
     """LB ≤ avg JCT of every scheduler on random topologies (SPEC §15: valid over the class)."""
-    batch = generate_batch("random", 7, range(300), gpu_scale=gpu_scale, num_jobs=num_jobs,
-                           num_regions=4)
+    batch = generate_batch("random", 7, share(range(300)), gpu_scale=gpu_scale,
+                           num_jobs=num_jobs, num_regions=4)
     for t in range(batch.size):
         scenario = batch.scenario(t)
         bound = lower_bound_h(scenario)

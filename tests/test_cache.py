@@ -47,7 +47,7 @@ def _cached_files(folder: Path) -> set[Path]:
     return {p for p in folder.rglob("*") if p.suffix in (".nbi", ".nbc")}
 
 
-@pytest.mark.slow
+@pytest.mark.long
 def test_an_edit_of_a_helper_file_changes_the_next_run_under_a_warm_cache(tmp_path):
     root = tmp_path / "src"
     shutil.copytree(Path(bacepipe.__file__).parent, root / "bacepipe",

@@ -10,6 +10,7 @@ import math
 import numpy as np
 import pytest
 from random_scenarios import random_scenario
+from tiers import full, share
 
 import bacepipe
 from bacepipe.core import METRICS, simulate_batch
@@ -61,17 +62,19 @@ def assert_every_scheduler_agrees(data: dict, label: str) -> None:
 
 
 @pytest.mark.parametrize("extensions", [False, True], ids=["paper-world", "extensions"])
-@pytest.mark.parametrize("block", range(4))
+@pytest.mark.breadth
+@pytest.mark.parametrize("block", share(range(4)))
 def test_core_matches_reference(block, extensions):
     """4 blocks × 60 scenarios × every scheduler, per world (greedy unless a scheduler fixes its
     own start rule)."""
-    for seed in range(block * 60, (block + 1) * 60):
+    for seed in range(block * 60, block * 60 + (60 if full() else 30)):
         data = random_scenario(np.random.default_rng([seed, extensions]), extensions=extensions)
         assert_every_scheduler_agrees(data, f"seed {seed}")
 
 
 @pytest.mark.parametrize("extensions", [False, True], ids=["paper-world", "extensions"])
-@pytest.mark.parametrize("block", range(3))
+@pytest.mark.breadth
+@pytest.mark.parametrize("block", share(range(3)))
 def test_start_rules_and_slack_match(block, extensions):
     """SPEC §13 ``wait_if_faster`` for every scheduler, and spt_plan at several slacks ε
     (SPEC §14): 3 blocks × 40 scenarios, per world."""
@@ -84,7 +87,8 @@ def test_start_rules_and_slack_match(block, extensions):
 
 
 @pytest.mark.parametrize("extensions", [False, True], ids=["paper-world", "extensions"])
-@pytest.mark.parametrize("block", range(3))
+@pytest.mark.breadth
+@pytest.mark.parametrize("block", share(range(3)))
 def test_mixed_fleets_match(block, extensions):
     """SPEC §16: random mixed fleets (custom and overridden types, with the memory model and
     time-of-use prices on some), every scheduler, either start rule: 3 blocks × 40 scenarios."""
@@ -96,14 +100,15 @@ def test_mixed_fleets_match(block, extensions):
 
 
 @pytest.mark.parametrize("extensions", [False, True], ids=["paper-world", "extensions"])
-@pytest.mark.parametrize("block", range(2))
+@pytest.mark.breadth
+@pytest.mark.parametrize("block", share(range(2)))
 def test_memoized_offers_match(block, extensions):
     """From MEMO_MIN_JOBS jobs a run memoizes offers per offer class and version of the state
     (``core/projection.py``: ``offer_class``, ``recall_offer``; ``wait_if_faster``'s epochs per
     chain of states, ``chain_offer``, and the holds the loop applies, ``certified_hold``):
     2 blocks × 8 scenarios of 32–80 jobs (ten models: more classes than are memoized), either
     start rule, a quarter on mixed fleets, every scheduler."""
-    for seed in range(block * 8, (block + 1) * 8):
+    for seed in range(block * 8, block * 8 + (8 if full() else 4)):
         rng = np.random.default_rng([seed, extensions, 17])
         data = random_scenario(rng, extensions=extensions, min_jobs=MEMO_MIN_JOBS, max_jobs=80,
                                gpu_types=seed % 4 == 3)
@@ -111,13 +116,14 @@ def test_memoized_offers_match(block, extensions):
         assert_every_scheduler_agrees(data, f"seed {seed}")
 
 
-@pytest.mark.parametrize("block", range(2))
+@pytest.mark.breadth
+@pytest.mark.parametrize("block", share(range(2)))
 def test_lanes_match(block):
     """From MEMO_MIN_JOBS jobs, under built-in parts, the scan visits only the first pending job
     of each lane — jobs equal but for their arrival (``core/loop.py``: ``find_lanes``): 2 blocks
     × 8 scenarios whose 32–90 jobs are copies of 1–4 jobs (arrival ties included), either start
     rule, half with SPEC §12's switches, a quarter on mixed fleets, every scheduler."""
-    for seed in range(block * 8, (block + 1) * 8):
+    for seed in range(block * 8, block * 8 + (8 if full() else 4)):
         rng = np.random.default_rng([seed, 23])
         data = random_scenario(rng, extensions=seed % 2 == 1, min_jobs=MEMO_MIN_JOBS,
                                max_jobs=90, gpu_types=seed % 4 == 3)

@@ -8,6 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[1]
 DOC = ROOT / "docs" / "extending.md"
 
@@ -17,6 +19,7 @@ def _commands() -> list[str]:
     return [line.strip() for block in blocks for line in block.splitlines() if line.strip()]
 
 
+@pytest.mark.long
 def test_every_command_of_the_page_runs(tmp_path):
     commands = _commands()
     assert len(commands) == 3 and all(c.startswith("python -m bacepipe.") for c in commands)

@@ -9,6 +9,7 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from random_scenarios import random_scenario
+from tiers import examples
 
 from bacepipe import run_scenario
 from bacepipe.model.hardware import TOU_STEPPED_MAX_H, Hardware
@@ -86,13 +87,15 @@ def _mutated(draw):
     return data
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=FIXTURES_OK)
+@pytest.mark.breadth
+@settings(max_examples=examples(300), deadline=None, suppress_health_check=FIXTURES_OK)
 @given(data=_mutated())
 def test_mutated_scenarios_end_cleanly(data, tmp_path, capsys):
     _assert_clean(*_run(tmp_path, data, capsys))
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=FIXTURES_OK)
+@pytest.mark.breadth
+@settings(max_examples=examples(150), deadline=None, suppress_health_check=FIXTURES_OK)
 @given(data=st.recursive(ODD_VALUES, lambda inner: st.one_of(
     st.lists(inner, max_size=3), st.dictionaries(st.sampled_from(
         ["regions", "jobs", "name", "gpus", "price", "links_gbps", "hardware"]), inner,
@@ -101,7 +104,8 @@ def test_random_structures_end_cleanly(data, tmp_path, capsys):
     _assert_clean(*_run(tmp_path, data, capsys))
 
 
-@settings(max_examples=100, deadline=None, suppress_health_check=FIXTURES_OK)
+@pytest.mark.breadth
+@settings(max_examples=examples(100), deadline=None, suppress_health_check=FIXTURES_OK)
 @given(raw=st.binary(max_size=200))
 def test_random_bytes_end_cleanly(raw, tmp_path, capsys):
     _assert_clean(*_run(tmp_path, raw, capsys))

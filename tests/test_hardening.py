@@ -25,13 +25,14 @@ import pytest
 import yaml
 from faults import KillChunk
 from polars.testing import assert_frame_equal
+from sweep_cli import sweep_in_process
 
 import bacepipe
 from bacepipe.errors import InputError, Interrupted, InvariantViolation, WorkerLost
 from bacepipe.model.generate import load_scenario
 from bacepipe.policies import SCHEDULERS
 from bacepipe.sim.invariants import check_schedule
-from bacepipe.sweep import app, backends, chunks, run_point, store, validate
+from bacepipe.sweep import backends, chunks, run_point, store, validate
 
 KEYS = ["scenario", "bandwidth_scale", "gpu_scale", "num_jobs", "topology", "scheduler"]
 PROG = "bacepipe.sweep: "
@@ -65,13 +66,6 @@ def readable(root: Path) -> int:
     return len(files)
 
 
-def cli_in_process(argv, capsys) -> tuple[int, str]:
-    """``python -m bacepipe.sweep ARGV`` in this process: (exit status, stderr)."""
-    try:
-        code = app.main(list(argv))
-    except SystemExit as stop:  # a job's one-line error (as the real command exits)
-        code = stop.code
-    return code, capsys.readouterr().err
 
 
 def sweep_cmd(*args) -> tuple[list[str], dict]:
@@ -155,7 +149,7 @@ def test_validate_stops_on_a_violation_naming_topology_scheduler_job(tmp_path, m
 def test_invariant_violation_exits_3_with_one_line(tmp_path, monkeypatch, capsys):
     monkeypatch.chdir(tmp_path)
     monkeypatch.setattr(chunks, "simulate_batch", _corrupt("duration"))
-    code, err = cli_in_process(["topologies=10", "chunk_size=7", "workers=1", "validate=true",
+    code, err = sweep_in_process(["topologies=10", "chunk_size=7", "workers=1", "validate=true",
                                 f"results_dir={tmp_path / 'res'}"], capsys)
     assert code == 3, err
     assert err.count("\n") == 1 and err.startswith(PROG + "topology 3, lcf: invariant"), err
@@ -180,7 +174,7 @@ def test_loky_worker_killed_every_time_is_one_line_exit_4(tmp_path, monkeypatch,
     monkeypatch.setattr(backends, "run_chunk", killer)
     monkeypatch.chdir(tmp_path)
     res = tmp_path / "res"
-    code, err = cli_in_process(["topologies=30", "chunk_size=7", "workers=2",
+    code, err = sweep_in_process(["topologies=30", "chunk_size=7", "workers=2",
                                 f"results_dir={res}"], capsys)
     assert code == 4, err
     assert killer.kills() == backends.MAX_RETRIES + 1
@@ -207,6 +201,7 @@ def test_dask_worker_killed_mid_chunk_is_retried(tmp_path, monkeypatch, clean, c
     assert_frame_equal(frame(tmp_path / "res", "jobs"), frame(clean, "jobs"))
 
 
+@pytest.mark.long
 def test_dask_worker_killed_every_time_is_worker_lost(tmp_path, monkeypatch, capfd):
     killer = KillChunk(start=7, marks=tmp_path, times=99, inner="run_chunk_one_thread")
     monkeypatch.setattr(backends, "run_chunk_one_thread", killer)
@@ -235,6 +230,7 @@ def interrupt_after(proc: subprocess.Popen, res: Path, chunks: int) -> str:
 # --------------------------------------------------------------------------- Ctrl-C
 
 
+@pytest.mark.long
 def test_ctrl_c_stops_cleanly_and_resume_equals_a_clean_run(tmp_path):
     """SIGINT to the sweep's whole process group (as a terminal's Ctrl-C): exit 130 with one
     line, only complete files, and running the same command again completes the point."""
@@ -303,7 +299,7 @@ def test_results_dir_under_a_file_is_one_line_exit_2(tmp_path, capsys, monkeypat
     monkeypatch.chdir(tmp_path)
     blocker = tmp_path / "not-a-dir"
     blocker.write_text("a file where a directory is expected")
-    code, err = cli_in_process(["topologies=5", "workers=1", f"results_dir={blocker / 'res'}"],
+    code, err = sweep_in_process(["topologies=5", "workers=1", f"results_dir={blocker / 'res'}"],
                                capsys)
     assert code == 2, err
     assert err.count("\n") == 1, err
@@ -378,6 +374,7 @@ def test_other_points_manifest_temporaries_are_not_swept_away(tmp_path):
     assert other.exists() and not mine.exists()
 
 
+@pytest.mark.long
 def test_two_identical_sweeps_at_once_equal_a_clean_run(tmp_path):
     res = tmp_path / "res"
     cmd, env = sweep_cmd("topologies=3000", "chunk_size=50", "workers=1", "num_jobs=12",

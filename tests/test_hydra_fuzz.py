@@ -22,6 +22,7 @@ from hydra.errors import HydraException
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from omegaconf.errors import OmegaConfBaseException
+from tiers import examples
 
 from bacepipe.errors import InputError
 from bacepipe.sweep import app
@@ -113,7 +114,8 @@ def _precheck_compose_validate(args: list[str]) -> str | None:
     return None
 
 
-@settings(max_examples=200, deadline=None)
+@pytest.mark.breadth
+@settings(max_examples=examples(200), deadline=None)
 @given(args=overrides(ANY_VALUE, odd_percent=40))
 def test_overrides_validate_or_fail_in_one_line(args):
     message = _precheck_compose_validate(args)
@@ -121,7 +123,8 @@ def test_overrides_validate_or_fail_in_one_line(args):
         _one_line(message)
 
 
-@settings(max_examples=200, deadline=None)
+@pytest.mark.breadth
+@settings(max_examples=examples(200), deadline=None)
 @given(values=st.dictionaries(st.sampled_from([*RULES, "hardware", "surprise"]), st.one_of(
     st.none(), st.booleans(), st.integers(-3, 10**13), st.floats(allow_nan=True),
     st.sampled_from([1e308, -1e308, 2**63, 10**12, 10**6]), st.text(max_size=5),
@@ -159,7 +162,8 @@ def test_known_bad_lines(args, message):
     assert _precheck_compose_validate(args).startswith(message)
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=FIXTURES_OK)
+@pytest.mark.breadth
+@settings(max_examples=examples(40), deadline=None, suppress_health_check=FIXTURES_OK)
 @given(args=overrides(CHEAP_VALUE, odd_percent=15, max_size=3), multirun=st.booleans())
 def test_whole_command_in_process_ends_cleanly(args, multirun, tmp_path, capsys, monkeypatch):
     """``app.main`` end to end: exit 0 with nothing on stderr, or 2 with one line."""

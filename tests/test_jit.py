@@ -11,6 +11,7 @@ from pathlib import Path
 
 import numba
 import numpy as np
+import pytest
 
 from bacepipe.core import jit
 
@@ -64,6 +65,7 @@ print("ok")
 """
 
 
+@pytest.mark.long
 def test_the_core_never_indexes_out_of_bounds(tmp_path):
     env = {**os.environ, "NUMBA_BOUNDSCHECK": "1", "NUMBA_CACHE_DIR": str(tmp_path),
            "PYTHONPATH": str(Path(jit.__file__).parents[2])}

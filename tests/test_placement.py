@@ -5,18 +5,22 @@ allocators and Pathfinder agree with their twins on tied prices and bandwidths."
 import itertools
 
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from random_scenarios import SMALL_JOB
+from tiers import examples
 
 from bacepipe.core.model import C_ACT_BITS, C_FLOP, C_KSTAR, C_OVERHEAD_S, C_WORK, N_CONST
 from bacepipe.core.placement import order_by_price, visible_by_price
 from bacepipe.model.scenario import parse_scenario
 from bacepipe.policies import cost_min, fill, pathfinder, uniform
-from bacepipe.policies.api import Cluster, Decision, make_work
+from bacepipe.policies.api import Cluster, Decision, compiled, make_work
 from bacepipe.sim.model import ClusterState, job_model
 
-A_COST_MIN, A_FILL, A_UNIFORM = cost_min.kernel, fill.kernel, uniform.kernel
+# Compiled as the registry compiles them (a direct call would compile another specialization).
+A_COST_MIN, A_FILL, A_UNIFORM = (compiled(p.kernel) for p in (cost_min, fill, uniform))
+PATHFINDER = compiled(pathfinder.kernel)
 
 small_paths = st.lists(st.tuples(st.integers(1, 6), st.sampled_from([0.1, 0.2, 0.2, 0.3, 0.5])),
                        min_size=1, max_size=4)
@@ -30,7 +34,8 @@ def _alloc(allocate, free, price, path, g):
     return out
 
 
-@settings(max_examples=200, deadline=None)
+@pytest.mark.breadth
+@settings(max_examples=examples(200), deadline=None)
 @given(small_paths, st.data())
 def test_cost_min_is_cheapest_for_its_path(regions, data):
     free = np.array([g for g, _ in regions], dtype=np.int64)
@@ -45,7 +50,8 @@ def test_cost_min_is_cheapest_for_its_path(regions, data):
     assert np.isclose((got * price).sum(), best, rtol=1e-12)
 
 
-@settings(max_examples=200, deadline=None)
+@pytest.mark.breadth
+@settings(max_examples=examples(200), deadline=None)
 @given(small_paths, st.data())
 def test_uniform_is_as_even_as_capacities_allow(regions, data):
     free = np.array([g for g, _ in regions], dtype=np.int64)
@@ -61,7 +67,8 @@ def test_uniform_is_as_even_as_capacities_allow(regions, data):
         assert (got == free).all()
 
 
-@settings(max_examples=100, deadline=None)
+@pytest.mark.breadth
+@settings(max_examples=examples(100), deadline=None)
 @given(small_paths, st.data())
 def test_fill_fills_in_path_order(regions, data):
     free = np.array([g for g, _ in regions], dtype=np.int64)
@@ -74,7 +81,8 @@ def test_fill_fills_in_path_order(regions, data):
         left -= got[r]
 
 
-@settings(max_examples=200, deadline=None)
+@pytest.mark.breadth
+@settings(max_examples=examples(200), deadline=None)
 @given(st.lists(st.integers(0, 100), min_size=1, max_size=8),
        st.lists(st.sampled_from([0.1, 0.15, 0.2, 0.3]), min_size=8, max_size=8),
        st.integers(1, 80))
@@ -94,8 +102,8 @@ def test_phase_one_picks_cheapest_region_that_fits(free, prices, kstar):
             scratch.price_ready[0] = 1
         out = Decision(np.full(n, -1, dtype=np.int64), np.zeros(n, dtype=np.int64))
         path, alloc = out
-        plen, g = pathfinder.kernel(const, kstar, Cluster(free, resid, price, np.ones(n)),
-                                    scratch, cost_min.kernel, out)
+        plen, g = PATHFINDER(const, kstar, Cluster(free, resid, price, np.ones(n)), scratch,
+                            A_COST_MIN, out)
         if fitting:
             cheapest = min(fitting, key=lambda r: (price[r], r))
             assert (plen, g, path[0], alloc[cheapest]) == (1, kstar, cheapest, kstar)
@@ -106,7 +114,8 @@ def test_phase_one_picks_cheapest_region_that_fits(free, prices, kstar):
             assert g == 0
 
 
-@settings(max_examples=200, deadline=None)
+@pytest.mark.breadth
+@settings(max_examples=examples(200), deadline=None)
 @given(st.lists(st.tuples(st.integers(0, 2), st.sampled_from([0.1, 0.15, 0.2, 0.3])),
                 min_size=1, max_size=40))
 def test_price_orders_are_by_price_then_index(regions):
@@ -129,7 +138,8 @@ TIED_PRICES = st.sampled_from([0.1, 0.2, 0.2, 0.3])
 TIED_GBPS = st.sampled_from([0.0, 0.05, 5.0, 20.0, 20.0, 80.0])
 
 
-@settings(max_examples=300, deadline=None)
+@pytest.mark.breadth
+@settings(max_examples=examples(300), deadline=None)
 @given(st.lists(st.tuples(st.integers(1, 6), TIED_PRICES), min_size=1, max_size=8), st.data())
 def test_allocators_agree_with_their_twins(regions, data):
     free = np.array([g for g, _ in regions], dtype=np.int64)
@@ -141,7 +151,8 @@ def test_allocators_agree_with_their_twins(regions, data):
         assert [int(got[r]) for r in path] == part.twin(path, g, list(free), price), part.__name__
 
 
-@settings(max_examples=300, deadline=None)
+@pytest.mark.breadth
+@settings(max_examples=examples(300), deadline=None)
 @given(st.lists(st.integers(1, 128), min_size=1, max_size=8), st.data())
 def test_uniform_agrees_with_its_twin_on_large_regions(free, data):
     # random topologies hold up to 128 GPUs a region: the kernel bisects for x where the twin
@@ -168,13 +179,14 @@ def _pathfinder_both(free, price, links, k, scratch=None):
                       np.array(price), np.array(state.speed))
     out = Decision(np.full(n, -1, dtype=np.int64), np.zeros(n, dtype=np.int64))
     scratch = make_work(n, 1, 1).scratch if scratch is None else scratch
-    plen, g = pathfinder.kernel(const, k, cluster, scratch, cost_min.kernel, out)
+    plen, g = PATHFINDER(const, k, cluster, scratch, A_COST_MIN, out)
     path, counts = pathfinder.twin(state, jm, k, price, cost_min.twin)
     return ((list(out.path[:plen]), [int(out.alloc[r]) for r in out.path[:plen]], g),
             (path, counts, sum(counts)))
 
 
-@settings(max_examples=300, deadline=None)
+@pytest.mark.breadth
+@settings(max_examples=examples(300), deadline=None)
 @given(st.integers(2, 24), st.data())
 def test_pathfinder_agrees_with_its_twin(n, data):
     free = data.draw(st.lists(st.integers(0, 5), min_size=n, max_size=n).filter(any))
@@ -193,7 +205,8 @@ def test_pathfinder_path_through_every_region_may_lose_on_price():
     assert kernel == twin == ([1, 0], [5, 5], 10)
 
 
-@settings(max_examples=150, deadline=None)
+@pytest.mark.breadth
+@settings(max_examples=examples(150), deadline=None)
 @given(st.integers(3, 16), st.data())
 def test_pathfinder_walks_kept_across_states_change_nothing(n, data):
     # One scratch across a run of states as a start rule makes them: the same state again for

@@ -2,16 +2,19 @@
 over capacity, every job ends, start >= arrival, execution = I·t_iter, cost = E·Σn·P·power."""
 
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from random_scenarios import random_scenario
+from tiers import examples
 
 import bacepipe
 from bacepipe.model.scenario import parse_scenario
 from bacepipe.sim.invariants import check_schedule
 
 
-@settings(max_examples=150, deadline=None)
+@pytest.mark.breadth
+@settings(max_examples=examples(150), deadline=None)
 @given(seed=st.integers(0, 2**32 - 1), extensions=st.booleans(),
        scheduler=st.sampled_from(bacepipe.SCHEDULERS))
 def test_every_schedule_respects_spec_invariants(seed, extensions, scheduler):
@@ -27,7 +30,8 @@ def test_every_schedule_respects_spec_invariants(seed, extensions, scheduler):
         assert sum(job["gpus"].values()) <= spec.layers
 
 
-@settings(max_examples=40, deadline=None)
+@pytest.mark.breadth
+@settings(max_examples=examples(40), deadline=None)
 @given(seed=st.integers(0, 2**32 - 1), scheduler=st.sampled_from(bacepipe.SCHEDULERS),
        bandwidth_scale=st.sampled_from([0.3, 0.9, 1.5]),
        gpu_scale=st.sampled_from([0.5, 0.75, 1.25]), num_jobs=st.integers(1, 24))

@@ -28,6 +28,7 @@ from bacepipe.analysis import (
 )
 from bacepipe.analysis.tables import report_notes
 from bacepipe.errors import InputError
+from bacepipe.headline import cell, gmean_ci
 from bacepipe.metrics import METRICS
 from bacepipe.report import main
 
@@ -295,7 +296,7 @@ def test_cli_writes_report_and_figures_only_for_present_axes(tmp_path, capsys):
     for png in pngs:
         check_png(png)
     assert pl.read_csv(out / "summary.csv").height == 2 * len(every)
-    assert "x bace_pipe" in stdout and "bace_pipe_no_priority" in stdout
+    assert "geo-mean × bace_pipe [95% CI]" in stdout and "bace_pipe_no_priority" in stdout
 
 
 def test_cli_single_point_skips_axis_figures_and_writes_into_first_path(tmp_path, capsys):
@@ -407,18 +408,78 @@ def test_geometric_mean_headline_is_symmetric_and_arithmetic_mean_is_not(tmp_pat
     assert forward["jct_ratio_mean"] * backward["jct_ratio_mean"] > 1.05
 
 
-def test_headline_leads_every_table(tmp_path, capsys):
+def test_headline_leads_every_table_under_a_header_that_names_it(tmp_path, capsys):
     write_rows(tmp_path, results({"bace_pipe": BASE, "lcf": [1.5 * b for b in BASE]}))
     assert main([str(tmp_path), "--out", str(tmp_path / "out")]) == 0
-    header = capsys.readouterr().out.splitlines()[2]
-    assert header.split()[:4] == ["scheduler", "role", "avg", "JCT"]
-    assert header.index("GM x bace_pipe") < header.index("mean")
+    (header,) = [line for line in capsys.readouterr().out.splitlines()
+                 if line.startswith("scheduler")]
+    assert header.split()[:5] == ["scheduler", "role", "topologies", "avg", "JCT"]
+    assert header.count("geo-mean × bace_pipe [95% CI]") == 2
     report = (tmp_path / "out" / "report.md").read_text()
+    tables = 0
     for line in report.splitlines():
         if line.startswith("| scheduler |"):
+            tables += 1
             cells = [c.strip() for c in line.strip("|").split("|")]
-            ratio_cells = [c for c in cells if "ratio" in c]
-            assert ratio_cells[0].startswith("JCT ratio GM"), line
+            ratio_cells = [c for c in cells if "×" in c]
+            assert ratio_cells[0] == "JCT geo-mean × bace_pipe [95% CI]", line
+            assert "cost geo-mean × bace_pipe [95% CI]" in ratio_cells
+            assert "JCT mean × bace_pipe [95% CI]" in ratio_cells
+    assert tables == 1  # one point, one table
+
+
+# --- points: never pooled --------------------------------------------------------------------
+
+
+def test_points_are_reported_apart_and_a_scheduler_not_run_at_one_is_named(tmp_path, capsys):
+    # Two points on the same topology numbers and seed, the second with 10x slower topologies:
+    # lcf's ratios differ by point, and ldf (and a plug-in) ran at the first point only.
+    rng = np.random.default_rng(4)
+    factors = {0.5: rng.lognormal(0.4, 0.3, len(BASE)), 1.0: rng.lognormal(0.1, 0.3, len(BASE))}
+    for bw, scale in ((0.5, 1.0), (1.0, 10.0)):
+        base = [scale * b for b in BASE]
+        jct = {"bace_pipe": base, "lcf": list(factors[bw] * base)}
+        if bw == 0.5:
+            jct |= {"ldf": [2 * b for b in base], "my_plugin": [3 * b for b in base]}
+        write_rows(tmp_path, results(jct), bandwidth_scale=bw)
+    out = tmp_path / "report"
+    assert main([str(tmp_path), "--out", str(out)]) == 0
+    stdout = capsys.readouterr().out
+    blocks = stdout.split("\npoint ")[1:]
+    assert [b.splitlines()[0] for b in blocks] == [
+        "1 of 2: bandwidth_scale=0.5",  # named by the one key that differs, nothing else
+        "2 of 2: bandwidth_scale=1.0; not run here: ldf, my_plugin",
+    ]
+    for block, bw in zip(blocks, (0.5, 1.0), strict=True):
+        # Ratios pair topologies of one point: lcf's headline is its point's, never pooled.
+        gm, low, high = gmean_ci(factors[bw])
+        (lcf,) = [line for line in block.splitlines() if line.startswith("lcf ")]
+        assert cell(gm, low, high) in lcf
+        assert ("ldf " in block) == (bw == 0.5)
+    assert "note: not run at bandwidth_scale=1.0: ldf, my_plugin" in stdout
+
+    report = (out / "report.md").read_text()
+    points_table = report.split("## Points")[1].split("\n## ")[0]
+    assert "| bandwidth_scale | topologies | schedulers run | not run here |" in points_table
+    assert "| --- | ---: | ---: | --- |" in points_table
+    assert "| 0.5 | 5 | 4 | — |" in points_table
+    assert "| 1.0 | 5 | 2 | ldf, my_plugin |" in points_table
+    per_point = report.split("## Per point")[1]
+    sections = per_point.split("\n### ")[1:]
+    assert [s.splitlines()[0] for s in sections] == ["bandwidth_scale=0.5",
+                                                     "bandwidth_scale=1.0"]
+    assert "Not run here: ldf, my_plugin." in sections[1] and "Not run here" not in sections[0]
+    assert "| my_plugin |" in sections[0] and "| my_plugin |" not in sections[1]
+
+
+def test_two_runs_of_the_same_settings_are_named_by_their_point_id(tmp_path, capsys):
+    # Same settings, other code (another point id): two samples, never pooled.
+    write_rows(tmp_path, results({"bace_pipe": BASE, "lcf": [2 * b for b in BASE]}), point="p0")
+    write_rows(tmp_path, results({"bace_pipe": BASE, "lcf": [3 * b for b in BASE]}), point="p1")
+    assert main([str(tmp_path), "--out", str(tmp_path / "out")]) == 0
+    stdout = capsys.readouterr().out
+    assert "point 1 of 2: point=p0" in stdout and "point 2 of 2: point=p1" in stdout
+    assert "2.000 [2.000, 2.000]" in stdout and "3.000 [3.000, 3.000]" in stdout
 
 
 def test_analysis_never_imports_core():

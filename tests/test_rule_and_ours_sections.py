@@ -334,7 +334,7 @@ def test_topologies_of_sets_one_presets_count(tmp_path, monkeypatch, capsys):
 # --------------------------------------------------------------------------- a real run
 
 
-@pytest.mark.slow
+@pytest.mark.long
 def test_a_real_tiny_run_is_recomputable_from_its_parquet_rows(tmp_path):
     from bacepipe.sweep import run_point, validate
 

@@ -15,17 +15,22 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import polars as pl
 import pytest
 import yaml
 from omegaconf import OmegaConf
+from polars.testing import assert_frame_equal
+from results_dirs import point_dir, ratio_rows, write_rows
 
 import bacepipe
+from bacepipe.analysis import scan_runs, summarize
 from bacepipe.errors import InputError
+from bacepipe.headline import cell
 from bacepipe.metrics import METRICS
 from bacepipe.model.hardware import Hardware
 from bacepipe.policies import SCHEDULERS
-from bacepipe.sweep import Summary, run_point, store, validate
+from bacepipe.sweep import Summary, format_summary, run_point, store, validate
 from bacepipe.sweep.chunks import JOB_COLUMNS, RUN_COLUMNS
 from bacepipe.sweep.config import CONF_DIR, SWEEPS_DIR, HardwareConfig, SweepConfig
 from bacepipe.sweep.engine import prepare_point
@@ -111,7 +116,7 @@ def test_dask_address_needs_dask():
     (["hardware.mfu=2"], "bacepipe.sweep: hardware.mfu: must be <= 1, got 2.0"),
     (["bandwith_scale=1"], "bacepipe.sweep: bandwith_scale: unknown key"),
     (["scenario=missing.yaml"], "bacepipe.sweep: scenario: no such file"),
-    (["+preset=nope"], "bacepipe.sweep: In 'config': Could not find 'preset/nope'"),
+    (["+preset=nope"], "bacepipe.sweep: preset: unknown preset 'nope' (known: all, "),
     (["scenario=paper", "gpu_mix=cloud"],
      "bacepipe.sweep: gpu_mix: cloud applies to random and aws10 only, not scenario=paper"),
     (["optimal=true"], "bacepipe.sweep: optimal: exact OPT is for small points: at most 4 "
@@ -172,9 +177,13 @@ def test_every_config_file_composes_and_validates(preset):
                 "start_rules": {"scenario", "start_rule", "grid_point"},
                 "ours": {"scenario", "grid_point"}}
     assert set(params) == expected[preset]
-    raw = OmegaConf.to_container(cfg.hydra, resolve=False)  # the ${now:...} templates
-    assert "%f" in raw["run"]["dir"] and "%f" in raw["sweep"]["dir"]
-    assert raw["run"]["dir"].startswith("outputs/") and raw["sweep"]["dir"].startswith("outputs/")
+    # Hydra keeps no folder of its own (docs/reliability.md): no .hydra/, no log file, the
+    # working directory as a run's folder; a multirun's folder is given by app.main (with a
+    # fallback in the temporary folder).
+    raw = OmegaConf.to_container(cfg.hydra, resolve=False)
+    assert raw["output_subdir"] is None and raw["run"]["dir"] == "."
+    assert raw["sweep"]["dir"].startswith("${oc.env:TMPDIR,/tmp}/")
+    assert list(raw["job_logging"]["handlers"]) == ["console"]
 
 
 def test_hetero_preset_is_figures_4_to_7_on_random_and_aws10_at_the_default_point():
@@ -323,13 +332,82 @@ def test_summary_means_and_paired_ratios():
         acc.add(runs)
     s = acc.frame()
     assert s["scheduler"].to_list() == ["bace_pipe", "lcf"]
-    assert s["avg_jct_h"].to_list() == [2.5, 3.0]
-    assert s["jct_vs_bace_pipe"].to_list() == [1.0, 1.5]   # mean of 2 and 1, not 3 / 2.5
-    assert s["cost_vs_bace_pipe"].to_list() == [1.0, 1.75]
+    assert s["n_topologies"].to_list() == [2, 2]
+    assert s["avg_jct_h_mean"].to_list() == [2.5, 3.0]
+    # The geometric mean of the per-topology ratios (2 and 1; 0.5 and 3), not their arithmetic
+    # mean (1.5; 1.75) nor the ratio of the means (3 / 2.5).
+    assert s["jct_ratio_gmean"].to_list() == pytest.approx([1.0, math.sqrt(2 * 1)])
+    assert s["cost_ratio_gmean"].to_list() == pytest.approx([1.0, math.sqrt(0.5 * 3)])
+    assert s["jct_ratio_gmean_ci_low"][1] <= s["jct_ratio_gmean"][1] \
+        <= s["jct_ratio_gmean_ci_high"][1]
     alone = Summary(("lcf",))
     for runs in ranges:
         alone.add(runs)
-    assert alone.frame()["jct_vs_bace_pipe"].to_list() == [None]
+    assert alone.frame()["jct_ratio_gmean"].to_list() == [None]
+    assert "n/a" in format_summary(alone.frame())
+
+
+#: The columns of the terminal summary that are the report's headline (same function, same rows:
+#: equal to the last bit); the means are sums in another order (equal to rounding).
+HEADLINE = [f"{q}_ratio_gmean{s}" for q in ("jct", "cost") for s in ("", "_ci_low", "_ci_high")]
+
+
+def check_summary_is_the_reports(summary: pl.DataFrame, root: Path) -> None:
+    report = summarize(scan_runs([root])).select(summary.columns)
+    assert_frame_equal(summary.select("scheduler", "n_topologies", *HEADLINE),
+                       report.select("scheduler", "n_topologies", *HEADLINE), check_exact=True)
+    assert_frame_equal(summary, report, check_exact=False, rel_tol=1e-12)
+
+
+def test_summary_headline_is_the_reports_on_the_same_rows(tmp_path):
+    # Hand-made chunk files in the sweep's layout, heavy-tailed ratios, one run that could not
+    # finish (null in the file): the Summary fed as the engine feeds it, from the files.
+    rng = np.random.default_rng(5)
+    topologies, names, ranges = 23, ("bace_pipe", "lcf", "ldf"), ((0, 10), (10, 20), (20, 23))
+    base = rng.lognormal(1.0, 1.0, topologies)
+    rows = ratio_rows({"lcf": rng.lognormal(0.3, 0.8, topologies),
+                       "ldf": rng.lognormal(-0.2, 0.5, topologies)},
+                      {"lcf": rng.lognormal(0.1, 0.3, topologies), "ldf": 0.9}, base=base)
+    unfinished = (pl.col("scheduler") == "ldf") & (pl.col("topology") == 4)
+    rows = rows.with_columns(pl.when(unfinished).then(None).otherwise(pl.col(c)).alias(c)
+                             for c in ("avg_jct_h", "total_cost"))
+    for start, stop in ranges:
+        write_rows(tmp_path, rows.filter(pl.col("topology").is_between(start, stop - 1)))
+    folder = point_dir(tmp_path)
+    summary = Summary(names)
+    for start, stop in ranges:
+        summary.add({name: store.read_chunk(folder, start, stop, name,
+                                            ["avg_jct_h", "total_cost"]) for name in names})
+    frame = summary.frame()
+    check_summary_is_the_reports(frame, tmp_path)
+    # The statistic is the geometric mean: the arithmetic mean of the same ratios differs.
+    lcf = rows.filter(pl.col("scheduler") == "lcf")["avg_jct_h"].to_numpy() / base
+    assert frame["jct_ratio_gmean"][1] == pytest.approx(np.exp(np.log(lcf).mean()))
+    assert abs(frame["jct_ratio_gmean"][1] - lcf.mean()) > 0.05
+
+
+def test_a_sweeps_summary_is_the_reports_statistic(tmp_path):
+    # Simulated rows, three topology ranges: what the terminal shows after a point.
+    report = run_point(settings(tmp_path, schedulers=["bace_pipe", "lcf", "ldf", "cr_ldf"]))
+    check_summary_is_the_reports(report.summary, tmp_path)
+
+
+def test_summary_header_names_the_statistic_and_prints_it_as_the_report():
+    acc = Summary(("bace_pipe", "lcf"))
+    rng = np.random.default_rng(2)
+    base = rng.uniform(1, 5, 9)
+    acc.add({"bace_pipe": {"avg_jct_h": base, "total_cost": 10 * base},
+             "lcf": {"avg_jct_h": base * rng.lognormal(0.3, 0.4, 9),
+                     "total_cost": 10 * base * rng.lognormal(-0.1, 0.2, 9)}})
+    frame = acc.frame()
+    head, rule, *lines = format_summary(frame).splitlines()
+    assert head.count("geo-mean × bace_pipe [95% CI]") == 2
+    assert "avg JCT h" in head and "total cost $" in head and set(rule) <= {"-", " "}
+    lcf = frame.row(1, named=True)
+    for q in ("jct", "cost"):
+        text = cell(lcf[f"{q}_ratio_gmean"], lcf[f"{q}_ratio_gmean_ci_low"],
+                    lcf[f"{q}_ratio_gmean_ci_high"])
+        assert text in lines[1] and text.count("[") == 1  # value [low, high]
 
 
 # --------------------------------------------------------------------------- replay
@@ -389,13 +467,14 @@ def test_cli_multirun_over_bandwidth(tmp_path):
                f"results_dir={tmp_path / 'res'}", cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.count("avg JCT h") == 2 and "bace_pipe_no_costmin" in proc.stdout
+    assert proc.stdout.count("geo-mean × bace_pipe [95% CI]") == 2 * 2  # JCT and cost, 2 points
     runs = read_runs(tmp_path / "res")
     n = len(SCHEDULERS)
     assert runs.height == 2 * 10 * n
     assert sorted(runs["bandwidth_scale"].unique().to_list()) == [0.5, 1.5]
     assert {"scenario", "gpu_scale", "num_jobs", "point"} <= set(runs.columns)
-    # Hydra's own files went under outputs/, in a timestamped multirun folder.
-    assert list((tmp_path / "outputs" / "multirun").glob("*/*/0/.hydra/config.yaml"))
+    # Hydra left nothing in the working directory (its record is in the manifests).
+    assert [p.name for p in tmp_path.iterdir()] == ["res"]
     again = cli("-m", "bandwidth_scale=0.5,1.5", "topologies=10", "chunk_size=4",
                 f"results_dir={tmp_path / 'res'}", cwd=tmp_path)
     assert again.returncode == 0 and again.stdout.count(f"0 of {3 * n} chunks run") == 2
@@ -420,6 +499,22 @@ def test_preset_all_runs_every_figure_preset(monkeypatch):
                      for name in ("fig4", "fig5", "fig6", "fig7", "fig8")]
 
 
+@pytest.mark.parametrize("args", [["+preset=fig9"], ["-m", "+preset=fig4,fig9", "topologies=5"]])
+def test_an_unknown_preset_lists_the_known_ones_before_hydra(monkeypatch, tmp_path, capsys,
+                                                            args):
+    from bacepipe.sweep import app
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(app, "task", lambda: pytest.fail("Hydra started"))
+    assert app.main(args) == 2
+    line, = capsys.readouterr().err.strip().splitlines()
+    head, known = line.split(" (known: ")
+    assert head == "bacepipe.sweep: preset: unknown preset 'fig9'"
+    stems = {p.stem for p in (SWEEPS_DIR / "preset").glob("*.yaml")}
+    assert "fig4" in stems and set(known.rstrip(")").split(", ")) == stems | {"all"}
+    assert not list(tmp_path.iterdir())  # no Hydra output folder
+
+
 @pytest.mark.parametrize("overrides, jobs", [
     ({"scenario": "motivation"}, 2),
     ({"arrivals": "trace", "trace": str(REPO / "bacepipe" / "data" / "example_trace.csv")}, 12),
@@ -431,6 +526,7 @@ def test_num_jobs_axis_counts_the_jobs_simulated(tmp_path, overrides, jobs):
     assert f"num_jobs={jobs}" in report.paths.runs.parts
 
 
+@pytest.mark.long
 def test_plugin_scheduler_in_workers_and_an_edited_plugin_runs_again(tmp_path):
     plugin = tmp_path / "mine.py"
     plugin.write_text((REPO / "examples" / "plugins" / "sjf_ldf.py").read_text())

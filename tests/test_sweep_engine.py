@@ -134,8 +134,9 @@ def test_adding_a_scheduler_runs_only_its_chunks_one_core_call_each(tmp_path, cl
     missing = tuple(s for s in names if s not in ("bace_pipe", "lcf"))
     assert report.paths.point_id == first.paths.point_id
     assert (report.chunks_total, report.chunks_run) == (5 * len(names), 5 * len(missing))
-    # The parent's compile run of topology 0, then one call per topology range.
-    assert calls == [(1, missing)] + [(b - a, missing) for a, b in
+    # The parent's compile run of the kernels the chunks use (chunks of 7 and 2 topologies:
+    # the parallel ones, on topologies 0-1), then one call per topology range.
+    assert calls == [(2, missing)] + [(b - a, missing) for a, b in
                                       ((0, 7), (7, 14), (14, 21), (21, 28), (28, 30))]
     after = _files(tmp_path / "runs")
     assert all(after[p] == m for p, m in before.items())  # the first run's files untouched
@@ -181,6 +182,7 @@ def test_an_old_layout_results_dir_is_refused(tmp_path):
     assert len(list(tmp_path.rglob("*.parquet"))) == 1
 
 
+@pytest.mark.long
 def test_kill_9_then_resume_equals_a_clean_run(tmp_path):
     """SIGKILL a sweep mid-run: only complete *.parquet files remain, and re-running the same
     command completes it to the uninterrupted result."""

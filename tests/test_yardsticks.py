@@ -112,7 +112,7 @@ def test_report_writes_the_gap_section_and_figure(tmp_path, capsys):
     assert "Gap (avg JCT ÷ lower bound by contention (SPEC §15))" in capsys.readouterr().out
 
 
-@pytest.mark.slow
+@pytest.mark.long
 def test_a_real_tiny_run_with_the_optimum_is_recomputable_from_its_parquet_rows(tmp_path):
     from bacepipe.sweep import run_point, validate
 

@@ -9,10 +9,14 @@ geometric mean of those ratios. Groupings, order and colours come from the sched
 
 Typical use::
 
-    lf = scan_runs(["outputs/multirun/2026-11-29"])
+    lf = scan_runs(["outputs/results"])     # every runs/ dataset under the paths given
     summary = summarize(lf)                  # one row per point x scheduler
     print(format_summary_table(summary))
     write_report(summary, "report_dir", ratios=paired_ratios(lf).collect())
+
+The results directory reads directly too, with the numeric sweep keys typed alike in each reader
+(:data:`HIVE_SCHEMA` for polars, :data:`HIVE_PARTITIONING` for ``pyarrow.dataset``,
+:data:`DUCKDB_HIVE_TYPES` for duckdb's ``hive_types``; see :mod:`bacepipe.analysis.schema`).
 """
 
 from bacepipe.analysis.figures import FigureOutcome, make_figures, pareto_front
@@ -26,21 +30,18 @@ from bacepipe.analysis.roles import (
     palette,
     scheduler_order,
 )
-from bacepipe.analysis.schema import METRICS
-from bacepipe.analysis.stats import (
-    axis_slice,
-    bootstrap_ci,
-    geometric_mean,
-    paired_ratios,
-    reference_point,
-    summarize,
-)
-from bacepipe.analysis.tables import format_summary_table, pooled, write_report
+from bacepipe.analysis.schema import DUCKDB_HIVE_TYPES, HIVE_PARTITIONING, HIVE_SCHEMA, METRICS
+from bacepipe.analysis.stats import axis_slice, paired_ratios, reference_point, summarize
+from bacepipe.analysis.tables import format_summary_table, write_report
+from bacepipe.headline import bootstrap_ci, geometric_mean, gmean_ci
 
 __all__ = [
     "ABLATIONS",
     "BASELINE",
     "BASELINES",
+    "DUCKDB_HIVE_TYPES",
+    "HIVE_PARTITIONING",
+    "HIVE_SCHEMA",
     "METRICS",
     "SCHEDULERS",
     "FigureOutcome",
@@ -49,12 +50,12 @@ __all__ = [
     "find_runs",
     "format_summary_table",
     "geometric_mean",
+    "gmean_ci",
     "make_figures",
     "of_role",
     "palette",
     "paired_ratios",
     "pareto_front",
-    "pooled",
     "reference_point",
     "scan_runs",
     "scheduler_order",

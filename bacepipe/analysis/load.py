@@ -2,7 +2,7 @@
 
 The sweep writes a fixed-depth hive layout (``bacepipe.sweep.store.LEVELS``, then ``point=``;
 :data:`~bacepipe.analysis.schema.HIVE_SCHEMA`) that polars, pyarrow and duckdb read directly
-(README, "Sweeps"). This module does what they cannot:
+(docs/usage.md, "Reading results"). This module does what they cannot:
 
 - find every ``runs/`` dataset under multirun directories, and read several as one frame;
 - read only the keys below ``runs/`` (duckdb parses every ``k=v`` of the absolute path, so a

@@ -2,11 +2,22 @@
 
 Scheduler and metric names come from :mod:`bacepipe.policies` and :mod:`bacepipe.metrics`, which
 load no simulator: ``bacepipe.analysis`` reads Parquet only and never imports the core.
+
+The hive keys' types are given once (:data:`HIVE_SCHEMA`) and handed to each reader in its own
+form, so that every reader sees ``bandwidth_scale`` and ``gpu_scale`` as Float64 and ``num_jobs``
+as Int64 (without them pyarrow and duckdb read every key as a string)::
+
+    pl.scan_parquet("outputs/results/runs", hive_partitioning=True, hive_schema=HIVE_SCHEMA)
+    ds.dataset("outputs/results/runs", format="parquet", partitioning=HIVE_PARTITIONING)
+    duckdb.sql("SELECT * FROM read_parquet('outputs/results/runs/**/*.parquet', "
+               "hive_partitioning = true, hive_types = " + DUCKDB_HIVE_TYPES + ")")
 """
 
 from __future__ import annotations
 
 import polars as pl
+import pyarrow as pa
+import pyarrow.dataset as ds
 
 from bacepipe.metrics import METRICS
 from bacepipe.policies import SCHEDULERS
@@ -43,6 +54,22 @@ HIVE_SCHEMA: dict[str, pl.DataType] = {
     "gpu_mix": pl.String(),
     "point": pl.String(),
 }
+#: Arrow and SQL (duckdb) names of the polars types of :data:`HIVE_SCHEMA`.
+_READER_TYPES: dict[type[pl.DataType], tuple[pa.DataType, str]] = {
+    pl.String: (pa.string(), "VARCHAR"),
+    pl.Float64: (pa.float64(), "DOUBLE"),
+    pl.Int64: (pa.int64(), "BIGINT"),
+}
+#: :data:`HIVE_SCHEMA` for ``pyarrow.dataset.dataset(..., partitioning=HIVE_PARTITIONING)``
+#: (the ``jobs/`` datasets have the same keys).
+HIVE_PARTITIONING = ds.partitioning(
+    pa.schema([(key, _READER_TYPES[type(dtype)][0]) for key, dtype in HIVE_SCHEMA.items()]),
+    flavor="hive")
+#: :data:`HIVE_SCHEMA` as the SQL struct literal of duckdb's ``read_parquet(...,
+#: hive_partitioning = true, hive_types = <this>)``: ``{'scenario': 'VARCHAR',
+#: 'bandwidth_scale': 'DOUBLE', ...}``.
+DUCKDB_HIVE_TYPES = "{" + ", ".join(f"'{key}': '{_READER_TYPES[type(dtype)][1]}'"
+                                    for key, dtype in HIVE_SCHEMA.items()) + "}"
 #: SPEC §15 yardsticks of the runs files, per topology (the same on every scheduler's row), with
 #: their types: null where a file lacks one (older results, or a point swept without OPT).
 YARDSTICK_COLUMNS: dict[str, pl.DataType] = {

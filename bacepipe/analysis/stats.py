@@ -3,12 +3,14 @@
 Every scheduler of a sweep point runs on the same topologies (SPEC §8), so comparisons are paired:
 for each (point, topology) the ratio is value(scheduler) / value(reference), for avg JCT and total
 cost; the reference is the scheduler of role ``paper`` (:mod:`bacepipe.analysis.roles`). A point
-is one combination of the hive keys and ``seed``; its topologies are the sample.
+is one combination of the hive keys and ``seed``; its topologies are the sample. Ratios are never
+formed across points, and no statistic pools points.
 
 - the headline: the geometric mean of the ratios, exp(mean(log r)), with a 95 %
-  percentile-bootstrap CI. It is symmetric: swapping the two schedulers inverts the mean and
-  its CI (GM(B/A) = 1 / GM(A/B)), which the arithmetic mean of heavy-tailed ratios is not
-  (``docs/model.md``, "Headline statistic"). Only positive ratios enter it;
+  percentile-bootstrap CI, computed by :func:`bacepipe.headline.gmean_ci` (the function the
+  sweep's terminal summary calls too). It is symmetric: swapping the two schedulers inverts the
+  mean and its CI (GM(B/A) = 1 / GM(A/B)), which the arithmetic mean of heavy-tailed ratios is
+  not (``docs/model.md``, "Headline statistic"). Only positive ratios enter it;
 - mean ratio (arithmetic) with a 95 % percentile-bootstrap CI, kept where a paper number is
   compared: resample the topologies with replacement ``n_resamples`` times and take the 2.5th /
   97.5th percentile of the resampled means;
@@ -24,7 +26,6 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-import numpy as np
 import polars as pl
 
 from bacepipe.analysis.roles import BASELINE, scheduler_order
@@ -35,9 +36,7 @@ from bacepipe.analysis.schema import (
     SUMMARY_VALUE_COLUMNS,
     point_columns,
 )
-
-#: Resamples (rows) drawn per generator call: bounds memory at ~32 MB of int64 indices.
-_CHUNK_CELLS = 4_000_000
+from bacepipe.headline import N_RESAMPLES, SEED, bootstrap_ci, gmean_ci
 
 
 def paired_ratios(lf: pl.LazyFrame, baseline: str = BASELINE) -> pl.LazyFrame:
@@ -76,64 +75,9 @@ def _ratio(value: str, base: str) -> pl.Expr:
     return pl.when(pl.col(base) != 0).then(pl.col(value) / pl.col(base))
 
 
-def bootstrap_ci(
-    values: np.ndarray,
-    n_resamples: int = 2000,
-    seed: int = 0,
-    level: float = 0.95,
-    *,
-    geometric: bool = False,
-) -> tuple[float, float]:
-    """Percentile-bootstrap confidence interval of the mean of ``values``.
-
-    Parameters
-    ----------
-    values : numpy.ndarray, shape (n,), float64
-        One value per topology (NaNs are not allowed; drop them first; with ``geometric``
-        every value must be > 0).
-    n_resamples : int
-        Resamples with replacement, each of size n.
-    seed : int
-        Seed of the ``numpy.random.default_rng`` used for this call alone.
-    level : float
-        Coverage; 0.95 gives the 2.5th and 97.5th percentiles.
-    geometric : bool
-        CI of the geometric mean: the bootstrap runs on log(values) and the bounds are
-        exponentiated, so the CI of 1/values is (1/high, 1/low) for the same seed.
-
-    Returns
-    -------
-    (low, high) : tuple of float
-        NaN for an empty ``values``; ``(v, v)`` when every value is ``v``.
-    """
-    values = np.asarray(values, dtype=np.float64)
-    if geometric:
-        values = np.log(values)
-    n = values.size
-    if n == 0:
-        return (float("nan"), float("nan"))
-    rng = np.random.default_rng(seed)
-    rows = max(1, _CHUNK_CELLS // n)
-    means = np.empty(n_resamples)
-    for start in range(0, n_resamples, rows):
-        stop = min(start + rows, n_resamples)
-        idx = rng.integers(0, n, size=(stop - start, n))
-        means[start:stop] = values[idx].mean(axis=1)
-    tail = (1.0 - level) / 2.0 * 100.0
-    low, high = np.percentile(means, [tail, 100.0 - tail])
-    if geometric:
-        low, high = np.exp(low), np.exp(high)
-    return (float(low), float(high))
-
-
-def geometric_mean(values: np.ndarray) -> float:
-    """exp(mean(log values)) of positive ``values``; NaN when empty."""
-    values = np.asarray(values, dtype=np.float64)
-    return float(np.exp(np.log(values).mean())) if values.size else float("nan")
-
-
 def summarize(
-    lf: pl.LazyFrame, *, n_resamples: int = 2000, seed: int = 0, baseline: str = BASELINE
+    lf: pl.LazyFrame, *, n_resamples: int = N_RESAMPLES, seed: int = SEED,
+    baseline: str = BASELINE,
 ) -> pl.DataFrame:
     """One row per sweep point and scheduler: means, medians, paired ratios, CIs, win rates.
 
@@ -142,7 +86,7 @@ def summarize(
     lf : polars.LazyFrame
         Result rows as made by :func:`bacepipe.analysis.scan_runs`.
     n_resamples, seed : int
-        Bootstrap resamples and generator seed (see :func:`bootstrap_ci`).
+        Bootstrap resamples and generator seed (see :func:`bacepipe.headline.bootstrap_ci`).
     baseline : str
         The scheduler ratios are normalized to.
 
@@ -155,7 +99,8 @@ def summarize(
         ``<metric>_mean`` for every metric, ``avg_jct_h_median``, ``total_cost_median``,
         ``n_pairs`` (topologies where the baseline ran too), and for ``jct`` and ``cost``:
         ``*_ratio_gmean`` with ``*_ratio_gmean_ci_low`` / ``_high`` (geometric mean of the
-        positive ratios and its bootstrap CI: the headline), ``*_ratio_mean``,
+        positive ratios and its bootstrap CI, :func:`bacepipe.headline.gmean_ci`: the
+        headline), ``*_ratio_mean``,
         ``*_ratio_median``, ``*_ratio_ci_low``, ``*_ratio_ci_high``, ``*_win_rate``. Ratio
         columns are null at a point without the baseline. Sorted by point, then scheduler in
         role order (:func:`~bacepipe.analysis.roles.scheduler_order`).
@@ -178,21 +123,19 @@ def summarize(
                 pl.col(f"{q}_ratio").median().alias(f"{q}_ratio_median"),
                 pl.col(f"{q}_win").cast(pl.Float64).mean().alias(f"{q}_win_rate"),
                 pl.col(f"{q}_ratio").drop_nulls().alias(f"_{q}_values"),
-                pl.col(f"{q}_ratio").filter(pl.col(f"{q}_ratio") > 0).alias(f"_{q}_positive"),
             )
         ),
     )
     ci = {}
     for q in ("jct", "cost"):
-        for kind, values, geometric in (("", "values", False), ("gmean_", "positive", True)):
-            bounds = [bootstrap_ci(v.to_numpy(), n_resamples, seed, geometric=geometric)
-                      for v in agg[f"_{q}_{values}"]]
-            lows, highs = zip(*bounds, strict=True) if bounds else ((), ())
-            ci[f"{q}_ratio_{kind}ci_low"] = pl.Series(lows, dtype=pl.Float64).fill_nan(None)
-            ci[f"{q}_ratio_{kind}ci_high"] = pl.Series(highs, dtype=pl.Float64).fill_nan(None)
-        ci[f"{q}_ratio_gmean"] = pl.Series(
-            [geometric_mean(v.to_numpy()) for v in agg[f"_{q}_positive"]], dtype=pl.Float64
-        ).fill_nan(None)
+        values = [v.to_numpy() for v in agg[f"_{q}_values"]]
+        bounds = [bootstrap_ci(v, n_resamples, seed) for v in values]
+        heads = [gmean_ci(v, n_resamples, seed) for v in values]
+        columns = {"ci_low": [b[0] for b in bounds], "ci_high": [b[1] for b in bounds],
+                   "gmean": [h.gmean for h in heads], "gmean_ci_low": [h.ci_low for h in heads],
+                   "gmean_ci_high": [h.ci_high for h in heads]}
+        for name, column in columns.items():
+            ci[f"{q}_ratio_{name}"] = pl.Series(column, dtype=pl.Float64).fill_nan(None)
     agg = agg.with_columns(**ci).join(raw_counts, on=group, how="left", nulls_equal=True)
     agg = agg.with_columns(
         pl.col("n_topologies").cast(pl.Int64),
@@ -241,6 +184,25 @@ def non_default(point: dict[str, object]) -> dict[str, object]:
 def describe_point(point: dict[str, object]) -> str:
     """``point`` as ``key=value, ...`` (the form report.md and stdout use)."""
     return ", ".join(f"{k}={v}" for k, v in point.items()) or "(no axes)"
+
+
+def varying_keys(summary: pl.DataFrame) -> list[str]:
+    """The point columns of ``summary`` that tell its points apart: those whose value differs
+    between points, in column order; the point id too when those alone do not (two runs of the
+    same settings by other code). Empty with one point."""
+    table = points(summary)
+    keys = [c for c in table.columns if c not in ID_KEYS and table[c].n_unique() > 1]
+    if table.height > 1 and (not keys or table.select(keys).unique().height < table.height):
+        keys += [c for c in ID_KEYS if c in table.columns]
+    return keys
+
+
+def point_label(point: dict[str, object], keys: list[str]) -> str:
+    """How the report names ``point`` (a row of :func:`points`): its values of ``keys``
+    (:func:`varying_keys`), or with no keys (one point) its settings a reader must be told
+    (:func:`non_default`)."""
+    shown = {k: point[k] for k in keys} if keys else non_default(point)
+    return describe_point(shown)
 
 
 def topologies_sentence(counts: Iterable[int | None], varies: str = "as each row says"

@@ -1,13 +1,22 @@
-"""Text output: the compact per-scheduler table for stdout, and ``report.md`` with its figures.
+"""Text output: the compact per-point tables for stdout, and ``report.md`` with its figures.
 
-``report.md`` holds, in order: the sources, the notes (missing schedulers, points without the
-reference scheduler, duplicate rows), a pooled per-scheduler table, the figures (or why each was
-skipped), the gaps to the yardsticks of SPEC §15 (:mod:`bacepipe.analysis.yardsticks`), the
-share of GPU-hours, energy and cost per GPU type on a mixed fleet (SPEC §16,
-:mod:`bacepipe.analysis.fleets`, from per-job rows), and one table per sweep point.
-``summary.csv`` beside it holds the full summary. Every
-table lists schedulers by role (:mod:`bacepipe.analysis.roles`) and leads with the geometric mean
-of the paired ratios and its 95 % CI; the arithmetic mean follows. Files are written atomically.
+Points are never pooled: a sweep point (one combination of the hive keys and ``seed``) is one
+sample of topologies, every ratio pairs two schedulers on one topology of one point, and every
+table is one point's. A point is named by the keys whose values differ between the points read
+(:func:`~bacepipe.analysis.stats.varying_keys`), and every table says which schedulers of the
+data were not run at its point.
+
+``report.md`` holds, in order: the sources, the notes (registered schedulers absent from the
+data, schedulers not run at a point, points without the reference scheduler, duplicate rows),
+the points (one row each: its keys, topologies, schedulers and those not run there), the figures
+(or why each was skipped), the gaps to the yardsticks of SPEC §15
+(:mod:`bacepipe.analysis.yardsticks`), the share of GPU-hours, energy and cost per GPU type on a
+mixed fleet (SPEC §16, :mod:`bacepipe.analysis.fleets`, from per-job rows), and one table per
+sweep point. ``summary.csv`` beside it holds the full summary. Every table lists schedulers by
+role (:mod:`bacepipe.analysis.roles`) and leads with the geometric mean of the paired ratios and
+its 95 % CI (:mod:`bacepipe.headline`, the statistic the sweep's terminal summary prints), under
+a header that names it (``geo-mean × bace_pipe [95% CI]``); the arithmetic mean follows in
+``report.md``. Files are written atomically.
 """
 
 from __future__ import annotations
@@ -15,6 +24,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import NamedTuple
 
 import polars as pl
 
@@ -22,72 +32,54 @@ from bacepipe.analysis.figures import FIGURE_DIR, FigureOutcome, make_figures
 from bacepipe.analysis.fleets import FIGURE as TYPE_FIGURE
 from bacepipe.analysis.fleets import fleet_point, type_shares_markdown, write_type_figure
 from bacepipe.analysis.roles import BASELINE, SCHEDULERS, role_of, scheduler_order
-from bacepipe.analysis.stats import at_point, describe_point, points
+from bacepipe.analysis.stats import at_point, describe_point, point_label, points, varying_keys
 from bacepipe.analysis.yardsticks import FIGURE as GAP_FIGURE
 from bacepipe.analysis.yardsticks import gaps_markdown, plot_gaps
+from bacepipe.headline import NA, cell, header
 from bacepipe.io import atomic_write, atomic_write_text
 
 REPORT_FILE = "report.md"
 SUMMARY_FILE = "summary.csv"
-_NA = "n/a"
+#: The header of the headline columns: ``geo-mean × bace_pipe [95% CI]``.
+GEO_MEAN = header(BASELINE)
 
 
 def _num(value: float | None, digits: int) -> str:
-    return _NA if value is None or math.isnan(value) else f"{value:.{digits}f}"
+    return cell(value, digits=digits)
 
 
 def _pct(value: float | None) -> str:
-    return _NA if value is None or math.isnan(value) else f"{100 * value:.0f} %"
+    return NA if value is None or math.isnan(value) else f"{100 * value:.0f} %"
 
 
-def _ratio(row: dict, q: str, with_ci: bool, kind: str = "gmean") -> str:
+def _ratio(row: dict, q: str, kind: str = "gmean") -> str:
     """``q``'s ratio as ``value [low, high]``: ``kind`` ``gmean`` (the headline) or ``mean``."""
     ci = "gmean_ci" if kind == "gmean" else "ci"
-    value = _num(row[f"{q}_ratio_{kind}"], 3)
-    if not with_ci or value == _NA:
-        return value
-    low, high = (_num(row[f"{q}_ratio_{ci}_{side}"], 3) for side in ("low", "high"))
-    return f"{value} [{low}, {high}]"
+    return cell(row[f"{q}_ratio_{kind}"], row[f"{q}_ratio_{ci}_low"], row[f"{q}_ratio_{ci}_high"])
 
 
-def pooled(summary: pl.DataFrame) -> pl.DataFrame:
-    """Per scheduler over every point: means over all topology runs, ratios over all pairs.
+class PointRows(NamedTuple):
+    """One point of a summary: its point columns, its name in the report
+    (:func:`~bacepipe.analysis.stats.point_label`), its rows, and the schedulers of the summary
+    that were not run there (role order)."""
 
-    ``avg_jct_h_mean`` / ``total_cost_mean`` are weighted by ``n_topologies``; ratio means and win
-    rates by ``n_pairs`` (so they are the mean and share over every paired topology), geometric
-    means by ``n_pairs`` in log space (so they are the geometric mean over every paired
-    topology). With one point the CI columns are that point's; with several they are null (CIs
-    are per point). Rows in role order, with a ``role`` column.
-    """
-    one_point = points(summary).height == 1
+    point: dict
+    label: str
+    rows: pl.DataFrame
+    not_run: list[str]
 
-    def weighted(col: str, weight: str, log: bool = False) -> pl.Expr:
-        w = pl.col(weight).cast(pl.Float64)
-        x = pl.col(col).log() if log else pl.col(col)
-        total = (x * w).sum() / pl.when(pl.col(col).is_not_null()).then(w).sum()
-        return pl.when(pl.col(col).is_not_null().any()).then(
-            total.exp() if log else total).alias(col)
 
-    ci = [f"{q}_ratio_{k}ci_{s}" for q in ("jct", "cost") for k in ("gmean_", "")
-          for s in ("low", "high")]
-    out = summary.group_by("scheduler").agg(
-        pl.len().alias("n_points"),
-        pl.col("n_topologies").sum(),
-        pl.col("n_pairs").sum(),
-        weighted("avg_jct_h_mean", "n_topologies"),
-        weighted("total_cost_mean", "n_topologies"),
-        *(weighted(f"{q}_ratio_gmean", "n_pairs", log=True) for q in ("jct", "cost")),
-        *(
-            weighted(f"{q}_{s}", "n_pairs")
-            for q in ("jct", "cost")
-            for s in ("ratio_mean", "win_rate")
-        ),
-        *((pl.col(c).first() if one_point else pl.lit(None, pl.Float64)).alias(c) for c in ci),
-    )
-    order = scheduler_order(out["scheduler"].to_list())
-    out = out.with_columns(
-        pl.col("scheduler").map_elements(role_of, return_dtype=pl.String).alias("role"))
-    return out.sort(pl.col("scheduler").replace_strict({n: i for i, n in enumerate(order)}))
+def by_point(summary: pl.DataFrame) -> list[PointRows]:
+    """The points of ``summary`` in sorted order (:func:`~bacepipe.analysis.stats.points`)."""
+    keys = varying_keys(summary)
+    everywhere = scheduler_order(summary["scheduler"].to_list())
+    out = []
+    for point in points(summary).iter_rows(named=True):
+        rows = at_point(summary, point)
+        here = set(rows["scheduler"].to_list())
+        out.append(PointRows(point, point_label(point, keys), rows,
+                             [n for n in everywhere if n not in here]))
+    return out
 
 
 def _aligned(cells: list[Sequence[str]]) -> list[str]:
@@ -98,110 +90,109 @@ def _aligned(cells: list[Sequence[str]]) -> list[str]:
 
 
 def format_summary_table(summary: pl.DataFrame) -> str:
-    """A compact per-scheduler table of ``summary`` for stdout, pooled over its points.
+    """Compact per-scheduler tables of ``summary`` for stdout, one per point (never pooled).
 
-    Columns: scheduler, role, mean avg JCT (h), its ratio to the reference scheduler as a
-    geometric mean (the headline) and an arithmetic mean, the same for total cost ($), the win
-    rates of the reference, and the number of topology runs. With one point the geometric means
-    carry their 95 % bootstrap CI. Lines end without trailing blanks; no trailing newline.
+    A legend, then per point a line naming it (:func:`by_point`) and the schedulers of the data
+    not run there, and a table: scheduler, role, topologies, mean avg JCT (h), its geometric
+    mean × the reference scheduler with the 95 % bootstrap CI, the same for total cost ($), and
+    the win rates of the reference. Lines end without trailing blanks; no trailing newline.
     """
     if summary.is_empty():
         return "no results"
-    table = pooled(summary)
-    n_points = points(summary).height
-    with_ci = n_points == 1
-    head = (
-        f"{n_points} point(s), {int(summary['n_topologies'].sum())} topology runs; "
-        f"GM x {BASELINE} = geometric mean over topologies of value / {BASELINE}"
-        + (" [95 % CI]" if with_ci else "")
-        + f", mean = arithmetic mean; win = share of topologies where {BASELINE} is strictly "
-        "better"
-    )
-    cells = [("scheduler", "role", "avg JCT h", f"GM x {BASELINE}", "mean", "cost $",
-              f"GM x {BASELINE}", "mean", "JCT win", "cost win", "runs")]
-    for row in table.iter_rows(named=True):
-        cells.append((
-            row["scheduler"], row["role"], _num(row["avg_jct_h_mean"], 3),
-            _ratio(row, "jct", with_ci), _ratio(row, "jct", False, "mean"),
-            _num(row["total_cost_mean"], 2), _ratio(row, "cost", with_ci),
-            _ratio(row, "cost", False, "mean"), _pct(row["jct_win_rate"]),
-            _pct(row["cost_win_rate"]), str(row["n_topologies"]),
-        ))
-    lines = [head, *_aligned(cells)]
-    if table["n_pairs"].sum() == 0:
-        lines.append(f"{BASELINE} absent: no ratios")
+    groups = by_point(summary)
+    lines = [
+        f"ratios: value / {BASELINE} on the same topology of one point (points are never pooled)",
+        f"{GEO_MEAN}: their geometric mean over the point's topologies, percentile bootstrap",
+        f"win: share of topologies where {BASELINE} is strictly better; arithmetic means and "
+        "medians: report.md",
+    ]
+    for i, group in enumerate(groups, 1):
+        gone = f"; not run here: {', '.join(group.not_run)}" if group.not_run else ""
+        cells = [("scheduler", "role", "topologies", "avg JCT h", GEO_MEAN, "total cost $",
+                  GEO_MEAN, "JCT win", "cost win")]
+        for row in group.rows.iter_rows(named=True):
+            cells.append((
+                row["scheduler"], role_of(row["scheduler"]), str(row["n_topologies"]),
+                _num(row["avg_jct_h_mean"], 3), _ratio(row, "jct"),
+                _num(row["total_cost_mean"], 2), _ratio(row, "cost"),
+                _pct(row["jct_win_rate"]), _pct(row["cost_win_rate"]),
+            ))
+        lines += ["", f"point {i} of {len(groups)}: {group.label}{gone}", *_aligned(cells)]
+        if group.rows["n_pairs"].sum() == 0:
+            lines.append(f"{BASELINE} absent: no ratios")
     return "\n".join(line.rstrip() for line in lines)
 
 
 def report_notes(summary: pl.DataFrame) -> list[str]:
-    """What the reader must know about the data: registered schedulers not in the results, points
-    without the reference scheduler, duplicate rows dropped."""
+    """What the reader must know about the data: registered schedulers not in the results,
+    schedulers of the data not run at a point, points without the reference scheduler,
+    duplicate rows dropped."""
     notes = []
     present = set(summary["scheduler"].to_list())
     gone = [n for n in SCHEDULERS if n not in present]
     if gone:
         notes.append(f"schedulers not present in any result: {', '.join(gone)}")
-    for point in points(summary).iter_rows(named=True):
-        here = at_point(summary, point)
-        if BASELINE not in here["scheduler"].to_list():
+    for group in by_point(summary):
+        if group.not_run:
+            notes.append(f"not run at {group.label}: {', '.join(group.not_run)}")
+        if BASELINE not in group.rows["scheduler"].to_list():
             notes.append(
-                f"{BASELINE} absent at {describe_point(point)}: normalized columns are empty there"
+                f"{BASELINE} absent at {group.label}: normalized columns are empty there"
             )
-        dups = int(here["n_duplicate_rows"].sum())
+        dups = int(group.rows["n_duplicate_rows"].sum())
         if dups:
             notes.append(
-                f"{dups} duplicate row(s) at {describe_point(point)} (same topology and "
+                f"{dups} duplicate row(s) at {group.label} (same topology and "
                 "scheduler in more than one file): the first found was kept"
             )
     return notes
 
 
-def _md_table(header: Sequence[str], rows: list[Sequence[str]]) -> list[str]:
-    align = ["---", "---"] + ["---:"] * (len(header) - 2)
+def _md_table(header: Sequence[str], rows: list[Sequence[str]],
+              align: Sequence[str] | None = None) -> list[str]:
+    """A markdown table; ``align``: one ``---`` (left) or ``---:`` (right) per column, by
+    default the first two left and the others (numbers) right."""
+    align = align or ["---", "---"] + ["---:"] * (len(header) - 2)
     return ["| " + " | ".join(r) + " |" for r in (header, align, *rows)]
 
 
 def _point_table(frame: pl.DataFrame) -> list[str]:
-    header = (
-        "scheduler", "role", "topologies", "avg JCT h mean", "avg JCT h median",
-        "JCT ratio GM [95 % CI]", "JCT ratio mean [95 % CI]", "JCT ratio median", "JCT win",
-        "cost $ mean", "cost $ median", "cost ratio GM [95 % CI]", "cost ratio mean [95 % CI]",
-        "cost ratio median", "cost win", "wait h", "GPUs/job", "multi-region", "GPU util",
+    ratio = {q: (f"{q} {GEO_MEAN}", f"{q} {header(BASELINE, 'mean')}",
+                 f"{q} {header(BASELINE, 'median', ci=False)}") for q in ("JCT", "cost")}
+    header_ = (
+        "scheduler", "role", "topologies", "avg JCT h mean", "avg JCT h median", *ratio["JCT"],
+        "JCT win", "cost $ mean", "cost $ median", *ratio["cost"], "cost win", "wait h",
+        "GPUs/job", "multi-region", "GPU util",
     )
     rows = [
         (
             r["scheduler"], role_of(r["scheduler"]), str(r["n_topologies"]),
             _num(r["avg_jct_h_mean"], 3), _num(r["avg_jct_h_median"], 3),
-            _ratio(r, "jct", True), _ratio(r, "jct", True, "mean"),
+            _ratio(r, "jct"), _ratio(r, "jct", "mean"),
             _num(r["jct_ratio_median"], 3), _pct(r["jct_win_rate"]),
             _num(r["total_cost_mean"], 2), _num(r["total_cost_median"], 2),
-            _ratio(r, "cost", True), _ratio(r, "cost", True, "mean"),
+            _ratio(r, "cost"), _ratio(r, "cost", "mean"),
             _num(r["cost_ratio_median"], 3), _pct(r["cost_win_rate"]),
             _num(r["mean_wait_h_mean"], 3), _num(r["mean_gpus_mean"], 2),
             _pct(r["multi_region_share_mean"]), _pct(r["gpu_utilization_mean"]),
         )
         for r in frame.iter_rows(named=True)
     ]
-    return _md_table(header, rows)
+    return _md_table(header_, rows)
 
 
-def _pooled_table(summary: pl.DataFrame) -> list[str]:
-    table = pooled(summary)
-    with_ci = points(summary).height == 1
-    header = ("scheduler", "role", "points", "topology runs", "avg JCT h mean", "JCT ratio GM",
-              "JCT ratio mean", "JCT win", "cost $ mean", "cost ratio GM", "cost ratio mean",
-              "cost win")
-    rows = [
-        (
-            r["scheduler"], r["role"], str(r["n_points"]), str(r["n_topologies"]),
-            _num(r["avg_jct_h_mean"], 3), _ratio(r, "jct", with_ci),
-            _ratio(r, "jct", with_ci, "mean"), _pct(r["jct_win_rate"]),
-            _num(r["total_cost_mean"], 2), _ratio(r, "cost", with_ci),
-            _ratio(r, "cost", with_ci, "mean"), _pct(r["cost_win_rate"]),
-        )
-        for r in table.iter_rows(named=True)
-    ]
-    return _md_table(header, rows)
+def _points_table(groups: list[PointRows], keys: list[str]) -> list[str]:
+    """One row per point: its ``keys`` (its settings with one point), the topologies per
+    scheduler, the schedulers run, and those of the data not run there."""
+    lead = keys or ["settings"]
+    rows = []
+    for g in groups:
+        low, high = g.rows["n_topologies"].min(), g.rows["n_topologies"].max()
+        cells = [str(g.point[k]) for k in keys] if keys else [g.label]
+        rows.append((*cells, str(low) if low == high else f"{low}–{high}", str(g.rows.height),
+                     ", ".join(g.not_run) or "—"))
+    return _md_table((*lead, "topologies", "schedulers run", "not run here"), rows,
+                     ["---"] * len(lead) + ["---:", "---:", "---"])
 
 
 def _gap_figure(gaps: pl.DataFrame, out_dir: Path) -> FigureOutcome:
@@ -273,17 +264,24 @@ def write_report(
     md = ["# bacepipe report", ""]
     if sources:
         md += ["Results read from:", "", *(f"- `{s}`" for s in sources), ""]
+    groups = by_point(summary)
+    keys = varying_keys(summary)
     md += [
         f"Ratios are per topology, value / `{BASELINE}` (the scheduler of role `paper`) on the "
-        "same topology. The headline is their geometric mean (GM; symmetric: swapping the two "
-        "schedulers inverts it), the arithmetic mean follows; 95 % CIs are percentile "
-        f"bootstraps over topologies; win = share of topologies where `{BASELINE}` is strictly "
+        "same topology of the same sweep point; points are never pooled. The headline, "
+        f"*{GEO_MEAN}*, is their geometric mean over the point's topologies (symmetric: "
+        "swapping the two schedulers inverts it) with its 95 % percentile-bootstrap CI; the "
+        f"arithmetic mean follows; win = share of topologies where `{BASELINE}` is strictly "
         f"better. Full numbers: `{SUMMARY_FILE}`.",
         "",
     ]
     if notes:
         md += ["## Notes", "", *(f"- {n}" for n in notes), ""]
-    md += ["## All points pooled", "", *_pooled_table(summary), ""]
+    md += ["## Points", "",
+           (f"{len(groups)} points, named by the settings that differ between them; one table "
+            "each under *Per point* below." if keys else
+            "One point; its table is under *Per point* below."), "",
+           *_points_table(groups, keys), ""]
     md += ["## Figures", ""]
     for o in outcomes:
         if o.path is None:
@@ -308,14 +306,12 @@ def write_report(
             say(outcomes[-1].line())
         md += type_shares_markdown(at, f"{FIGURE_DIR}/{TYPE_FIGURE}" if drawn else None)
     md += ["## Per point", ""]
-    everywhere = scheduler_order(summary["scheduler"].to_list())
-    for point in points(summary).iter_rows(named=True):
-        frame = at_point(summary, point)
-        gone = [n for n in everywhere if n not in frame["scheduler"].to_list()]
-        md += [f"### {describe_point(point)}", ""]
-        if gone:
-            md += [f"Not present here: {', '.join(gone)}.", ""]
-        md += [*_point_table(frame), ""]
+    for g in groups:
+        settings = {k: v for k, v in g.point.items() if v is not None}
+        md += [f"### {g.label}", "", f"*Settings: {describe_point(settings)}.*", ""]
+        if g.not_run:
+            md += [f"Not run here: {', '.join(g.not_run)}.", ""]
+        md += [*_point_table(g.rows), ""]
     report = atomic_write_text(out_dir / REPORT_FILE, "\n".join(md))
     csv = atomic_write(out_dir / SUMMARY_FILE, summary.write_csv)
     return [report, csv, *(o.path for o in outcomes if o.path is not None)]

@@ -24,7 +24,8 @@ import polars as pl
 
 from bacepipe.analysis.roles import palette, role_of, scheduler_order
 from bacepipe.analysis.schema import YARDSTICK_COLUMNS, point_columns
-from bacepipe.analysis.stats import at_point, bootstrap_ci, geometric_mean, is_default
+from bacepipe.analysis.stats import at_point, is_default
+from bacepipe.headline import N_RESAMPLES, SEED, cell, gmean_ci, header
 
 #: A run is at the optimum when avg JCT ≤ OPT · (1 + AT_OPTIMUM_REL) (SPEC §15's rounding).
 AT_OPTIMUM_REL = 1e-4
@@ -46,7 +47,8 @@ def point_keys(columns: Iterable[str]) -> list[str]:
     return [c for c in columns if c not in skip]
 
 
-def gap_table(lf: pl.LazyFrame, *, n_resamples: int = 2000, seed: int = 0) -> pl.DataFrame:
+def gap_table(lf: pl.LazyFrame, *, n_resamples: int = N_RESAMPLES, seed: int = SEED
+              ) -> pl.DataFrame:
     """One row per sweep point and scheduler: the gaps to LB and OPT (module docstring).
 
     Parameters
@@ -94,12 +96,11 @@ def gap_table(lf: pl.LazyFrame, *, n_resamples: int = 2000, seed: int = 0) -> pl
         .alias("opt_at_optimum"),
         (pl.col("_opt") < 1 - AT_OPTIMUM_REL).sum().alias("opt_below"),
     )
-    values = [v.to_numpy() for v in agg["_lbs"]]
-    bounds = [bootstrap_ci(v, n_resamples, seed, geometric=True) for v in values]
+    heads = [gmean_ci(v.to_numpy(), n_resamples, seed) for v in agg["_lbs"]]
     agg = agg.with_columns(
-        pl.Series("lb_gap_gmean", [geometric_mean(v) for v in values], pl.Float64),
-        pl.Series("lb_gap_gmean_ci_low", [b[0] for b in bounds], pl.Float64),
-        pl.Series("lb_gap_gmean_ci_high", [b[1] for b in bounds], pl.Float64),
+        pl.Series("lb_gap_gmean", [h.gmean for h in heads], pl.Float64),
+        pl.Series("lb_gap_gmean_ci_low", [h.ci_low for h in heads], pl.Float64),
+        pl.Series("lb_gap_gmean_ci_high", [h.ci_high for h in heads], pl.Float64),
     ).with_columns(pl.col(c).fill_nan(None) for c in ("lb_gap_gmean", "lb_gap_gmean_ci_low",
                                                       "lb_gap_gmean_ci_high"))
     rank = {n: i for i, n in enumerate(scheduler_order(agg["scheduler"].to_list()))}
@@ -146,17 +147,18 @@ def gaps_markdown(table: pl.DataFrame, figure: str | None = None) -> list[str]:
         md += [f"![avg JCT ÷ LB by contention]({figure})", ""]
     keys = point_keys(table.columns)
     has_opt = table["n_opt"].sum() > 0
-    head = ["scheduler", "role", "topologies", "÷ LB GM [95 % CI]", "÷ LB mean", "÷ LB worst"]
+    head = ["scheduler", "role", "topologies", header("LB"), header("LB", "mean", ci=False),
+            header("LB", "worst", ci=False)]
     if has_opt:
-        head += ["proven / OPT runs", "÷ OPT mean", "÷ OPT worst", "at optimum", "below OPT"]
+        head += ["proven / OPT runs", header("OPT", "mean", ci=False),
+                 header("OPT", "worst", ci=False), "at optimum", "below OPT"]
     for point in table.select(keys).unique(maintain_order=True).iter_rows(named=True):
         here = at_point(table, point)
         md += [f"### {_where(point)}", "", _row(head),
                _row(["---", "---", *(["---:"] * (len(head) - 2))])]
         for r in here.iter_rows(named=True):
-            gm = (f"{_num(r['lb_gap_gmean'])} [{_num(r['lb_gap_gmean_ci_low'])}, "
-                  f"{_num(r['lb_gap_gmean_ci_high'])}]" if r["lb_gap_gmean"] is not None
-                  else "—")
+            gm = (cell(r["lb_gap_gmean"], r["lb_gap_gmean_ci_low"], r["lb_gap_gmean_ci_high"])
+                  if r["lb_gap_gmean"] is not None else "—")
             cells = [f"`{r['scheduler']}`", role_of(r["scheduler"]), str(r["n_topologies"]),
                      gm, _num(r["lb_gap_mean"]), _num(r["lb_gap_max"])]
             if has_opt:

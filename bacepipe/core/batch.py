@@ -140,7 +140,7 @@ def _simulate_share(inputs, outputs, codes, parts, first, step):
 
 
 # Apart from _simulate_share, which counts references: the views made per topology here would
-# cost two counts each (~2 % of a paper-setting simulation, docs/performance.md round 19).
+# cost two counts each (~2 % of a paper-setting simulation, docs/performance.md).
 @kernel
 def _simulate_topologies(inputs, outputs, codes, parts, first, step, workspace, state, memos):
     """The topologies of :func:`_simulate_share` in the workspace it made."""

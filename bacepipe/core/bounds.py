@@ -97,7 +97,7 @@ def lower_bound_h(const, r_max, total_gpus, fast, areas, memo=None):
     total_gpus : int             N, the cluster's GPUs.
     fast, areas : float64[N_CONST], float64[J]   scratch, overwritten (given by the caller: an
                                  allocating kernel counts references, ~3 % of a paper-setting
-                                 simulation, docs/performance.md round 19).
+                                 simulation, docs/performance.md).
     memo : float64[J, N_SOLO_MEMO], optional
         NaN when empty: per job, what its search over k read (W, overhead, micro-batches,
         activation bits, r_max, m, K*) and the (ℓ, a) / I_j found; a job whose row reads the

@@ -13,9 +13,9 @@ one file plus one registry line.
 A direct call still passes its arguments by value: a placement's scratch arrays are ~170 words,
 pushed at every decision. So the built-in orderings and placements are compiled once more (the
 same body under another name) and inlined into the dispatch, which takes ~14 % off a
-paper-setting simulation (docs/performance.md, round 17). A placement calls its allocator
+paper-setting simulation (docs/performance.md). A placement calls its allocator
 through the function it is given; for each (placement, allocator) pair of a built-in scheduler
-the dispatch passes the allocator's inlined copy instead, so numba inlines it too (round 24).
+the dispatch passes the allocator's inlined copy instead, so numba inlines it too.
 Another pair (a plug-in scheduler's) calls the placement's kernel through the tuple. Start
 rules are called as before.
 """

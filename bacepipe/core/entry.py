@@ -16,6 +16,7 @@ from bacepipe.core.batch import (
     simulate_batch_kernel,
     simulate_batch_serial,
 )
+from bacepipe.core.compile_notice import compile_notice
 from bacepipe.core.loop import (
     STATUS_BAD_DECISION,
     STATUS_NEVER_PLACED,
@@ -129,17 +130,20 @@ def simulate_batch(batch: ScenarioBatch, schedulers) -> BatchResult:
     j = batch.params_b.shape[1]
     width = path_width(r, batch.layers)
     out = empty_outputs(t, len(names), j, width)
-    parts, index = compiled_parts()
-    compiled = [s for s, name in enumerate(names)
-                if all((kind, part.name) in index
-                       for kind, part in parts_of(name, batch.start_rule).items())]
-    if compiled:
-        run = simulate_batch_kernel if t > 1 else simulate_batch_serial
-        sub = empty_outputs(t, len(compiled), j, width) if len(compiled) < len(names) else out
-        run(batch_inputs(batch), sub, _codes([names[s] for s in compiled], batch.start_rule,
-                                             index), shares(t), *parts)
-        if sub is not out:
-            _scatter(sub, out, compiled)
+    variant = "parallel" if t > 1 else "serial"
+    with compile_notice(variant):
+        parts, index = compiled_parts()
+        compiled = [s for s, name in enumerate(names)
+                    if all((kind, part.name) in index
+                           for kind, part in parts_of(name, batch.start_rule).items())]
+        if compiled:
+            run = simulate_batch_kernel if t > 1 else simulate_batch_serial
+            sub = out if len(compiled) == len(names) else empty_outputs(t, len(compiled), j,
+                                                                         width)
+            run(batch_inputs(batch), sub, _codes([names[s] for s in compiled],
+                                                 batch.start_rule, index), shares(t), *parts)
+            if sub is not out:
+                _scatter(sub, out, compiled)
     slow = [s for s in range(len(names)) if s not in compiled]
     if slow:
         from bacepipe.sim.reference import fill_outputs

@@ -95,7 +95,7 @@ def _unwrapped_index(context, builder, idxty, idx, size):
     The kernels never index from the end: -1 is a sentinel they test before they index. Yet
     numba wraps every signed index it cannot prove non-negative (an index read from an array:
     ``free[path[p]]``), a shift, a mask and an add per access, a fifth of a paper-setting
-    simulation's instructions and time (docs/performance.md, round 23). Functions of other
+    simulation's instructions and time (docs/performance.md). Functions of other
     modules (a plug-in's parts, a user's kernels, numba's own) keep numba's wrap."""
     if idxty.signed and builder.function.name.startswith(OWN_SYMBOL_PREFIX):
         return context.cast(builder, idx, idxty, numba.types.intp)

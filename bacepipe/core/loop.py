@@ -139,7 +139,7 @@ def _alpha(run, by_index, link_total):
 def _none_free(free):
     """Whether no region has a free GPU. A scalar scan, not ``free.sum() == 0``: the vectorized
     sum reads the counts just stored one by one, a store-forwarding stall that took ~4 % of a
-    paper-setting simulation (docs/performance.md, round 19)."""
+    paper-setting simulation (docs/performance.md)."""
     for r in range(free.shape[0]):
         if free[r] > 0:
             return False
@@ -435,8 +435,8 @@ def _decide(run, cluster, work, decision, code, parts, place, allocate, j, t, me
 
 # Every scheduler of a topology in one call: a numba call passes its arguments by value, and the
 # run and workspace (~7 kB) pushed once per scheduler took ~7 % of a paper-setting simulation
-# (docs/performance.md, round 19). The loop is written here, not inlined from a function of one
-# run: numba's inlining of this body triples the core's cold compile (round 17).
+# (docs/performance.md). The loop is written here, not inlined from a function of one run:
+# numba's inlining of this body triples the core's cold compile.
 @kernel
 def simulate_topology(inputs, outputs, topology, r_max, codes, parts, workspace, run_state,
                       hop_sums):

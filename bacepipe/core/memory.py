@@ -4,7 +4,7 @@ Each :func:`~bacepipe.core.simulate_batch` call allocates its outputs, ~1 kB per
 the paper setting. With glibc's defaults, a process that calls it in a loop gets much of that as
 fresh pages every call: blocks over the mmap threshold (at most 32 MB) are unmapped when freed,
 and the heap's free top is trimmed, so each call's first writes fault the pages in again and the
-kernel zeroes them. That was ~0.2 µs of a ~2.6 µs simulation (docs/performance.md, round 24).
+kernel zeroes them. That is ~0.2 µs of a ~2.6 µs simulation (docs/performance.md).
 :func:`retain_freed_memory` makes glibc serve every block from its heap and trim only past
 :data:`RETAIN_BYTES` of free top: a call then reuses the previous call's pages.
 

@@ -111,9 +111,15 @@ def get_part(kind: str, name: str) -> Part:
                          f"{', '.join(part_names(kind))})")
     if key not in _loaded_builtins:
         module = importlib.import_module(f"{__name__}.{name}")
-        _loaded_builtins[key] = Part(kind, name, module.kernel, module.twin,
+        _loaded_builtins[key] = Part(kind, name, _compiled(module.kernel), module.twin,
                                      getattr(module, "STATIC", False), module.__name__)
     return _loaded_builtins[key]
+
+
+def _compiled(kernel):
+    """``kernel`` compiled for its kind's signature (:func:`bacepipe.policies.api.compiled`;
+    that module loads numba, which this one does not)."""
+    return importlib.import_module(f"{__name__}.api").compiled(kernel)
 
 
 def role_of(name: str) -> str:

@@ -1,10 +1,11 @@
 """The contract of a compiled scheduler part: the structures a part sees and one decorator per kind.
 
-A part is a numba kernel with a fixed signature, compiled once (and cached on disk) when its
-module is imported. The event loop keeps the parts of each kind in a tuple and calls them by
-index, so adding a part never touches the loop. Parts read the state; only the loop changes it.
-A part is compiled without reference counting (:func:`bacepipe.core.jit.kernel`): it must not
-allocate; it writes into the arrays it is given.
+A part is a numba kernel with a fixed signature, compiled once (and cached on disk): a built-in
+one when the registry first hands it out (:func:`compiled`), a plug-in's when it is decorated.
+The event loop keeps the parts of each kind in a tuple and calls them by index, so adding a part
+never touches the loop. Parts read the state; only the loop changes it. A part is compiled
+without reference counting (:func:`bacepipe.core.jit.kernel`): it must not allocate; it writes
+into the arrays it is given.
 
 Kinds and signatures (every array C-contiguous; R regions, J jobs):
 
@@ -94,9 +95,14 @@ SIGNATURES = {"ordering": ORDERING_SIGNATURE, "start_rule": START_RULE_SIGNATURE
 
 def _part_kernel(kind: str):
     def decorate(fn):
-        dispatcher = numba.njit(SIGNATURES[kind], **JIT_FLAGS)(fn)
+        dispatcher = numba.njit(**JIT_FLAGS)(fn)
         dispatcher.part_kind = kind
-        return dispatcher
+        # A built-in part compiles when the registry first hands it out: importing the package
+        # compiles nothing, and the first run, which tells the user
+        # (:mod:`bacepipe.core.compile_notice`), compiles what it needs. A plug-in's part
+        # compiles here, so that a kernel that does not compile names its file as it loads.
+        builtin = fn.__module__.startswith(f"{__name__.split('.')[0]}.")
+        return dispatcher if builtin else compiled(dispatcher)
     decorate.__name__ = f"{kind}_kernel"
     decorate.__doc__ = f"Compile ``fn`` as a {kind} part (see the module docstring)."
     return decorate
@@ -106,6 +112,16 @@ ordering_kernel = _part_kernel("ordering")
 placement_kernel = _part_kernel("placement")
 allocator_kernel = _part_kernel("allocator")
 start_rule_kernel = _part_kernel("start_rule")
+
+
+def compiled(dispatcher):
+    """The part ``dispatcher`` compiled for its kind's signature alone, as ``numba.njit(signature)``
+    would have compiled it (from the disk cache when it is there); idempotent."""
+    if dispatcher.signatures:
+        return dispatcher
+    dispatcher.compile(SIGNATURES[dispatcher.part_kind])
+    dispatcher.disable_compile()
+    return dispatcher
 
 
 def kind_of_kernel(obj) -> str | None:

@@ -23,6 +23,7 @@ from types import ModuleType
 from bacepipe.errors import InputError
 from bacepipe.model.scenario import Scenario
 from bacepipe.sim import model
+from bacepipe.sim.decisions import BadDecision, check_decision
 from bacepipe.sim.model import (
     ClusterState,
     JobModel,
@@ -33,7 +34,6 @@ from bacepipe.sim.model import (
     job_models,
     price_at,
     reservation_gbps,
-    stage_time_s,
 )
 
 
@@ -147,32 +147,6 @@ class ReferenceRun:
         self.running.append(j)
 
 
-def _carries(sim: ReferenceRun, j: int, path, counts, bandwidth_gbps: float) -> bool:
-    """A hop of ``bandwidth_gbps`` carries what the placement reserves (SPEC §4, §16)."""
-    tc = stage_time_s(sim.models[j], sim.scenario, path, counts)
-    return bandwidth_gbps > 0 and sim.models[j].activation_bits / (bandwidth_gbps * 1e9) <= tc
-
-
-def check_decision(sim: ReferenceRun, j: int, placed, where: str) -> None:
-    """A part's decision must keep SPEC §4: distinct regions, 1..free GPUs each, at most K*_j
-    in all (SPEC §15's schedule class), every hop feasible for the GPUs placed (Alg. 1 line 13).
-    Raises InputError naming ``where``."""
-    state = sim.state
-    try:
-        path, counts = list(placed[0]), [int(n) for n in placed[1]]
-        ok = (0 < len(path) == len(counts) == len(set(path))
-              and sum(counts) <= sim.models[j].k_star
-              and all(0 <= r < len(state.free) and 1 <= n <= state.free[r]
-                      for r, n in zip(path, counts, strict=True))
-              and all(_carries(sim, j, path, counts, state.hop_gbps(u, v))
-                      for u, v in zip(path[:-1], path[1:], strict=True)))
-    except (TypeError, ValueError, IndexError):
-        ok = False
-    if not ok:
-        raise InputError(where, f"placed job {j} against SPEC §4 (more GPUs than free or than "
-                         f"K*, a region twice, or an infeasible hop): {placed!r}")
-
-
 def simulate_reference(scenario: Scenario, scheduler: str) -> dict:
     """Run one scenario with one scheduler (SPEC §5, §10a, §13); returns the SPEC §9 dict + §10
     metrics.
@@ -181,7 +155,8 @@ def simulate_reference(scenario: Scenario, scheduler: str) -> dict:
     ------
     InputError
         ``scheduler`` when unknown; ``jobs[i]`` when a job can never be placed (memory model);
-        the scheduler's name when one of its parts places a job against SPEC §4.
+        :class:`~bacepipe.sim.decisions.BadDecision` (``scheduler <name>``, the check that
+        failed) when one of its parts places a job against SPEC §3, §4 or §15.
     """
     from bacepipe.policies import check_schedulers, parts_of
 
@@ -281,8 +256,10 @@ def _result(scenario, scheduler, models, arrivals, start, end, exec_s, cost, pat
 def fill_outputs(batch, names: Sequence[str], columns: Sequence[int], out) -> None:
     """Run schedulers ``names`` through this loop on every topology of ``batch`` and write their
     rows into scheduler columns ``columns`` of the core's outputs ``out``
-    (:class:`bacepipe.core.batch.BatchOutputs`): the slow path of plain-Python plug-ins."""
-    from bacepipe.core.loop import STATUS_NEVER_PLACED, STATUS_TOO_FEW_GPUS
+    (:class:`bacepipe.core.batch.BatchOutputs`): the slow path of plain-Python plug-ins. A run
+    that stops (a job never placed, a part's bad decision) gets the status and job the core
+    would give it."""
+    from bacepipe.core.loop import STATUS_BAD_DECISION, STATUS_NEVER_PLACED, STATUS_TOO_FEW_GPUS
     from bacepipe.core.model import C_KSTAR, C_MIN_GPUS
     from bacepipe.metrics import METRICS
     from bacepipe.sim.bounds import lower_bound_h
@@ -302,6 +279,9 @@ def fill_outputs(batch, names: Sequence[str], columns: Sequence[int], out) -> No
         for name, s in zip(names, columns, strict=True):
             try:
                 result = simulate_reference(scenario, name)
+            except BadDecision as err:  # reported as the core reports its own
+                out.status[t, s], out.bad_job[t, s] = STATUS_BAD_DECISION, err.job
+                continue
             except InputError as err:
                 if not err.field.startswith("jobs["):
                     raise

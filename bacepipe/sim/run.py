@@ -14,6 +14,13 @@ from bacepipe.errors import InputError
 from bacepipe.model.batch import ScenarioBatch
 from bacepipe.model.generate import topology_batch
 from bacepipe.policies import SCHEDULER_PARTS, check_schedulers, get_part, load_plugins
+from bacepipe.sim.decisions import BadDecision
+from bacepipe.sim.reference import simulate_reference
+
+#: What the core's check of a decision (``_valid`` of bacepipe.core.loop) can refuse, when the
+#: reference loop cannot replay the decision to say which.
+_ANY_CHECK = ("more GPUs than free or than K*, a region twice, an infeasible hop, or a GPU count "
+              "other than the allocation's sum")
 
 
 def raise_for_status(batch: ScenarioBatch, result: BatchResult, where: str = "") -> None:
@@ -35,12 +42,33 @@ def raise_for_status(batch: ScenarioBatch, result: BatchResult, where: str = "")
         culprits = [get_part(kind, getattr(spec, kind)).source or kind for kind in
                     ("start_rule", "placement", "allocator") if getattr(spec, kind)]
         raise InputError(f"{prefix}scheduler {result.schedulers[s]}",
-                         f"placed job {j} ({name!r}) against SPEC §4 (more GPUs than free or "
-                         f"than K*, a region twice, or an infeasible hop); parts from "
+                         f"{bad_decision(batch, t, result.schedulers[s], j)}; parts from "
                          f"{', '.join(dict.fromkeys(culprits))}")
     assert result.status[t, s] == STATUS_NEVER_PLACED
     raise InputError(f"{prefix}jobs[{j}]", f"{name!r} can never be placed under "
                      f"{result.schedulers[s]}: nothing runs and nothing more arrives")
+
+
+def bad_decision(batch: ScenarioBatch, t: int, scheduler: str, j: int) -> str:
+    """Why ``scheduler`` placed job j of topology t against SPEC §4, which the core reports as
+    a status alone: the run replayed through the reference loop, whose check of each decision
+    (:func:`bacepipe.sim.decisions.decision_problem`) is the core's, names the check that failed
+    and its numbers (``placed job j ('name') ...``). When the replay does not stop at job j (a
+    part without a twin, or a twin that decides otherwise than its kernel), the message lists
+    every check the core applies and says why it cannot tell which."""
+    try:
+        simulate_reference(batch.scenario(t), scheduler)
+        why = "its parts' twins place that job within SPEC §4, unlike their kernels"
+    except BadDecision as err:
+        if err.job == j:
+            return err.problem
+        why = f"its parts' twins place job {err.job} against it first, unlike their kernels"
+    except InputError as err:
+        why = f"the reference loop cannot replay the run: {err.problem}"
+    except Exception as err:  # a user's twin may fail anyhow; the core's verdict stands
+        first = str(err).strip().splitlines()[:1]
+        why = f"the reference loop cannot replay the run: {type(err).__name__}: {''.join(first)}"
+    return f"placed job {j} ({batch.job_names[j]!r}) against SPEC §4 ({_ANY_CHECK}); {why}"
 
 
 def result_dict(batch: ScenarioBatch, result: BatchResult, t: int, s: int) -> dict:
@@ -93,7 +121,7 @@ def run_scenario(scenario, scheduler: str, *, plugins=()) -> dict:
     ------
     InputError
         Bad scenario, scheduler or plug-in; a job that can never be placed; a plug-in part
-        that places against SPEC §4.
+        that places against SPEC §4 (the message names the check and its numbers).
     """
     load_plugins(plugins)
     if not isinstance(scheduler, str):

@@ -13,6 +13,11 @@ input too (exit 2, naming the path). Other stops, each one line on stderr (docs/
 - 3: ``validate=true`` found a schedule that breaks SPEC §4 (topology, scheduler, job named);
 - 4: worker processes kept dying on the same chunks after the retries;
 - 130: Ctrl-C; the chunks written are complete, and the same command resumes.
+
+Hydra keeps no folder of its own (conf/config.yaml): a run's record is the manifest of each
+point. A multirun's sweeper still needs a folder, so :func:`main` gives it a scratch folder and
+removes it when the command ends, however it ends but SIGKILL (a refused command leaves
+nothing behind).
 """
 
 from __future__ import annotations
@@ -20,6 +25,8 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import tempfile
+from pathlib import Path
 
 import hydra
 from hydra.core.hydra_config import HydraConfig
@@ -29,6 +36,7 @@ from omegaconf import DictConfig, OmegaConf
 from omegaconf.errors import OmegaConfBaseException
 
 from bacepipe.cli import EXIT_BAD_INPUT, EXIT_INTERRUPTED, EXIT_INVARIANT, EXIT_WORKER_LOST
+from bacepipe.core.compile_notice import announce_on
 from bacepipe.errors import InputError, InvariantViolation, WorkerLost
 from bacepipe.sweep.config import CONF_DIR, RULES, SWEEPS_DIR, check_value, register_configs
 from bacepipe.sweep.config import validate as validate_config
@@ -43,10 +51,9 @@ OmegaConf.register_new_resolver("bacepipe_sweeps_dir", lambda: str(SWEEPS_DIR), 
 
 
 def _hydra_info() -> dict:
-    """Hydra's view of this job, for the manifest."""
+    """Hydra's view of this job, for the manifest (Hydra keeps no record of its own)."""
     hc = HydraConfig.get()
     return {"hydra": {"mode": str(hc.mode.name), "overrides": list(hc.overrides.task),
-                      "output_dir": hc.runtime.output_dir,
                       "job_num": hc.job.get("num")}}
 
 
@@ -107,12 +114,13 @@ def _overrides(argv: list[str]) -> list[str]:
 
 
 def precheck(argv: list[str]) -> None:
-    """Check every value of the sweep's own keys on the command line, sweeps included.
+    """Check every value of the sweep's own keys on the command line, sweeps included, and
+    the name of a preset (a file of sweeps/preset/, or ``all``).
 
     Raises
     ------
     InputError
-        The first bad value, or a key the sweep does not know.
+        The first bad value, a key the sweep does not know, or an unknown preset.
     """
     parser = OverridesParser.create()
     # plugins first: checking them loads them, and their schedulers are then known.
@@ -126,7 +134,10 @@ def precheck(argv: list[str]) -> None:
         key = override.key_or_group
         if not key:
             raise InputError(text, "no key before '='")
-        if key.startswith("hydra") or "/" in key or key == "preset" or override.package:
+        if key == "hydra.job.chdir" and str(override.value()).lower() != "false":
+            raise InputError(key, "the sweep runs where it is started (results_dir says where "
+                             "its results go)")
+        if key.startswith("hydra") or "/" in key or override.package:
             continue
         if override.is_sweep_override():
             if not override.is_discrete_sweep():
@@ -136,6 +147,12 @@ def precheck(argv: list[str]) -> None:
             continue
         else:
             values = [override.value()]
+        if key == "preset":
+            known = sorted({p.stem for p in PRESET_DIR.glob("*.yaml")} | {"all"})
+            for value in values:
+                if str(value) not in known:
+                    raise InputError(key, f"unknown preset {value!r} (known: {', '.join(known)})")
+            continue
         if key not in RULES and key != "hardware" and not key.startswith("hardware."):
             raise InputError(key, f"unknown key (known: {', '.join(sorted(RULES))}, "
                              "hardware.*)")
@@ -148,6 +165,24 @@ def _first_line(err: BaseException) -> str:
     text = str(err).strip()
     line = text.splitlines()[0].strip() if text else type(err).__name__
     return "".join(c if c.isprintable() else repr(c)[1:-1] for c in line)
+
+
+def _scratch_override(scratch: Path) -> str:
+    """``hydra.sweep.dir=<scratch>``, quoted for Hydra's override grammar."""
+    quoted = str(scratch).replace("'", "\\'")
+    return f"hydra.sweep.dir='{quoted}'"
+
+
+def _remove_scratch(scratch: Path) -> None:
+    """Remove what Hydra made in the scratch folder: ``multirun.yaml`` and the empty folder of
+    each job. Anything else (results sent there by ``results_dir=${hydra:runtime.output_dir}``)
+    is kept, with the folders that hold it."""
+    (scratch / "multirun.yaml").unlink(missing_ok=True)
+    for top, _, _ in os.walk(scratch, topdown=False):
+        try:
+            os.rmdir(top)
+        except OSError:
+            pass
 
 
 def _run_all(argv: list[str]) -> int:
@@ -179,9 +214,16 @@ def main(argv: list[str] | None = None) -> int:
     own_errors = "HYDRA_FULL_ERROR" not in os.environ
     if own_errors:
         os.environ["HYDRA_FULL_ERROR"] = "1"
-    sys.argv = [sys.argv[0], *argv]
+    scratch = None
     try:
-        task()
+        keys = {o.lstrip("+~").split("=", 1)[0] for o in _overrides(argv)}
+        multirun = {"-m", "--multirun"} & set(argv) or "hydra.mode" in keys
+        if multirun and "hydra.sweep.dir" not in keys:
+            scratch = Path(tempfile.mkdtemp(prefix="bacepipe-sweep-"))
+            argv = [*argv, _scratch_override(scratch)]
+        sys.argv = [sys.argv[0], *argv]
+        with announce_on(sys.stderr):
+            task()
     except KeyboardInterrupt:  # before or between the points of a multirun
         print(f"{PROG}: interrupted", file=sys.stderr)
         return EXIT_INTERRUPTED
@@ -198,16 +240,18 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{PROG}: {_first_line(err)}{detail}", file=sys.stderr)
         return EXIT_BAD_INPUT
     except OSError as err:
-        # Hydra's own output folder (hydra.run.dir, hydra.sweep.dir; outputs/ by default):
-        # the sweep's results_dir errors are InputErrors already.
+        # Hydra's own output folder (hydra.run.dir, hydra.sweep.dir given on the command line,
+        # or the scratch folder): the sweep's results_dir errors are InputErrors already.
         if not own_errors:
             raise
         where = f"{err.filename!r}: " if err.filename else ""
         print(f"{PROG}: cannot write Hydra's output folder {where}{err.strerror or err} "
-              "(set hydra.run.dir / hydra.sweep.dir, or run from a writable folder)",
+              "(point hydra.run.dir / hydra.sweep.dir, or TMPDIR, at a writable folder)",
               file=sys.stderr)
         return EXIT_BAD_INPUT
     finally:
         if own_errors:  # leave the environment as found (main may be called again in-process)
             os.environ.pop("HYDRA_FULL_ERROR", None)
+        if scratch is not None:
+            _remove_scratch(scratch)
     return 0

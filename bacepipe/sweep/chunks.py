@@ -14,7 +14,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from bacepipe.core import METRICS, STATUS_OK, BatchResult, simulate_batch
+from bacepipe.core import METRICS, STATUS_BAD_DECISION, STATUS_OK, BatchResult, simulate_batch
 from bacepipe.model.batch import ScenarioBatch
 from bacepipe.model.generate import generate_batch
 from bacepipe.model.tables import DATASETS
@@ -167,7 +167,8 @@ def run_chunk(spec: ChunkSpec) -> dict:
     Raises
     ------
     InputError
-        A job of some topology can never be placed (SPEC §5), naming topology and scheduler.
+        A job of some topology can never be placed (SPEC §5; unless ``unplaceable=record``),
+        or a plug-in part placed one against SPEC §4, naming topology and scheduler.
     InvariantViolation
         With ``validate=true``: a schedule breaks SPEC §4 (:mod:`bacepipe.sweep.verify`).
     """
@@ -178,6 +179,10 @@ def run_chunk(spec: ChunkSpec) -> dict:
     batch = make_batch(s, spec.start, spec.stop)
     result = simulate_batch(batch, spec.schedulers)
     if s.unplaceable == "record":
+        # a part's decision against SPEC §4 is a bug of the plug-in, not a run to record
+        wrong = result.status == STATUS_BAD_DECISION
+        check_status(batch, result._replace(status=np.where(wrong, result.status, STATUS_OK)),
+                     spec.start)
         failed = result.status != STATUS_OK
         result.metrics[failed] = np.nan
         for per_job in (result.start_s, result.end_s, result.cost):

@@ -26,6 +26,7 @@ import polars as pl
 
 import bacepipe
 from bacepipe.errors import InputError, Interrupted
+from bacepipe.headline import cell, gmean_ci, header
 from bacepipe.model.scenario import parse_hardware, read_yaml, scale_gpus
 from bacepipe.model.tables import GPU_CHOICES
 from bacepipe.policies import engine_of, identity_of
@@ -56,7 +57,8 @@ class PointReport(NamedTuple):
 
     settings : the settings as run (``num_jobs``: the jobs each topology really has).
     runs : polars.LazyFrame over the point's runs rows (all chunks, resumed ones included).
-    summary : per-scheduler means and ratios to bace_pipe (:class:`Summary`).
+    summary : per-scheduler means and the geometric mean of the paired ratios to bace_pipe
+        with its 95 % CI, as the report computes them (:class:`Summary`).
     chunks_total, chunks_run : chunk files of the point (topology ranges × schedulers), and
         those simulated by this call.
     wall_s : wall time of this call, s.
@@ -190,7 +192,9 @@ def run_point(settings: SweepSettings, extra_manifest: dict | None = None) -> Po
         Ctrl-C (a KeyboardInterrupt): says how many chunks are complete on disk; running the
         same point again resumes from them.
 
-    Two runs of the same point take turns (:func:`bacepipe.sweep.store.point_lock`).
+    Two runs of the same point take turns (:func:`bacepipe.sweep.store.point_lock`). However
+    it ends, a run leaves no lock file and none of the folders it made empty: refused before its
+    first chunk, it leaves the results directory as it found it.
     """
     tic = time.perf_counter()
     point = prepare_point(settings)
@@ -257,11 +261,13 @@ def _run_locked(point: Point, tic: float, extra_manifest: dict | None) -> PointR
     specs = _plan(point)
     if specs:
         # Compile (or load the cached kernels) here, once, before workers start: a cold cache
-        # would otherwise be compiled by every worker. Topology 0 also surfaces a job that can
-        # never be placed before any chunk is fanned out.
+        # would otherwise be compiled by every worker. A chunk of one topology runs the
+        # serial kernels, a larger one the parallel: compile those the chunks use. Topology 0
+        # also surfaces a job that can never be placed before any chunk is fanned out.
         # (Without OPT: CP-SAT compiles nothing, and its answer here would be thrown away.)
-        run_chunk(ChunkSpec(dataclasses.replace(settings, optimal=False), 0, 1,
-                            specs[0].schedulers))
+        for size in sorted({min(2, spec.stop - spec.start) for spec in specs}):
+            run_chunk(ChunkSpec(dataclasses.replace(settings, optimal=False), 0, size,
+                                specs[0].schedulers))
     total = len(point.ranges) * len(settings.schedulers)
     todo = sum(len(spec.schedulers) for spec in specs)
     label = f"{settings.scenario_label} bw={settings.bandwidth_scale:g} " \
@@ -320,60 +326,81 @@ def _manifest(point: Point, chunks_run: int, wall: float, extra: dict | None) ->
 
 # --------------------------------------------------------------------------- summary
 
+#: The columns summed by :class:`Summary`, and the prefix of their ratio columns.
+_SUMMED = {"avg_jct_h": "jct", "total_cost": "cost"}
+
 
 class Summary:
-    """Per-scheduler means of a point's runs, fed one topology range at a time, so memory stays
-    flat however many topologies the point has. Ratios to ``bace_pipe`` pair the rows of one
-    topology (each scheduler's rows of a range are in topology order)."""
+    """Per-scheduler means of a point's runs and the headline of its paired ratios to
+    ``bace_pipe``, fed one topology range at a time.
+
+    The headline is the report's (:func:`bacepipe.headline.gmean_ci`, the function
+    :func:`bacepipe.analysis.summarize` calls, with its resamples and seed): the geometric mean of
+    the per-topology ratios value / bace_pipe's value with its 95 % bootstrap CI, so the same
+    rows give the same numbers in both. The means are running sums (memory flat in topologies);
+    the ratios themselves are kept, 8 bytes × topologies × schedulers × 2, since the bootstrap
+    resamples them all. A ratio pairs the rows of one topology (each scheduler's rows of a range
+    are in topology order, the order the report reads them in). Runs recorded as unplaceable
+    (null in the files, NaN here) are left out of the means and the ratios.
+    """
 
     def __init__(self, schedulers):
         self.schedulers = tuple(schedulers)
         self.base = BASELINE if BASELINE in self.schedulers else None
-        # rows: avg JCT, total cost, JCT ratio, cost ratio; columns: schedulers. Runs recorded
-        # as unplaceable (NaN) are left out of both the sums and the counts.
-        self.sums = np.zeros((4, len(self.schedulers)))
-        self.counts = np.zeros((4, len(self.schedulers)), dtype=np.int64)
+        # rows: avg JCT, total cost; columns: schedulers.
+        self.sums = np.zeros((len(_SUMMED), len(self.schedulers)))
+        self.counts = np.zeros((len(_SUMMED), len(self.schedulers)), dtype=np.int64)
+        self.rows = np.zeros(len(self.schedulers), dtype=np.int64)
+        self.ratios: dict[tuple[str, str], list[np.ndarray]] = {
+            (q, name): [] for q in _SUMMED.values() for name in self.schedulers}
 
     def add(self, runs: dict) -> None:
         """Add one topology range: scheduler -> its columns ``avg_jct_h`` and ``total_cost``."""
         for i, name in enumerate(self.schedulers):
-            jct = np.asarray(runs[name]["avg_jct_h"], dtype=np.float64)
-            cost = np.asarray(runs[name]["total_cost"], dtype=np.float64)
-            rows = [jct, cost]
-            if self.base is not None:
-                base = runs[self.base]
-                rows += [jct / np.asarray(base["avg_jct_h"], dtype=np.float64),
-                         cost / np.asarray(base["total_cost"], dtype=np.float64)]
-            for k, values in enumerate(rows):
+            for k, (column, q) in enumerate(_SUMMED.items()):
+                values = np.asarray(runs[name][column], dtype=np.float64)
                 finite = ~np.isnan(values)
                 self.sums[k, i] += np.where(finite, values, 0.0).sum()
                 self.counts[k, i] += finite.sum()
+                if self.base is not None:
+                    base = np.asarray(runs[self.base][column], dtype=np.float64)
+                    with np.errstate(invalid="ignore", divide="ignore"):  # gmean_ci drops them
+                        self.ratios[q, name].append(values / base)
+            self.rows[i] += len(runs[name]["avg_jct_h"])
 
     def frame(self) -> pl.DataFrame:
-        """Per scheduler: topologies, mean avg JCT (h) and total cost ($), and the mean of
-        per-topology ratios to ``bace_pipe`` (null when bace_pipe was not simulated)."""
+        """Per scheduler, under the names of :func:`bacepipe.analysis.summarize`'s columns:
+        ``n_topologies``; ``avg_jct_h_mean`` (h) and ``total_cost_mean`` ($), over the runs that
+        finished; ``jct_ratio_gmean`` and ``cost_ratio_gmean`` with their ``_ci_low`` /
+        ``_ci_high`` (null when bace_pipe was not simulated)."""
         with np.errstate(invalid="ignore", divide="ignore"):
             means = np.where(self.counts > 0, self.sums / self.counts, np.nan)
-        ratio = (lambda row: means[row]) if self.base is not None \
-            else (lambda row: [None] * len(self.schedulers))
-        return pl.DataFrame({
-            "scheduler": list(self.schedulers),
-            "topologies": self.counts[0],
-            "avg_jct_h": means[0], "jct_vs_bace_pipe": ratio(2),
-            "total_cost": means[1], "cost_vs_bace_pipe": ratio(3),
-        }, schema_overrides={"jct_vs_bace_pipe": pl.Float64, "cost_vs_bace_pipe": pl.Float64})
+        columns = {"scheduler": list(self.schedulers), "n_topologies": self.rows}
+        for k, (column, q) in enumerate(_SUMMED.items()):
+            heads = [gmean_ci(np.concatenate(self.ratios[q, name]) if self.base else [])
+                     for name in self.schedulers]
+            columns[f"{column}_mean"] = means[k]
+            columns[f"{q}_ratio_gmean"] = [h.gmean for h in heads]
+            columns[f"{q}_ratio_gmean_ci_low"] = [h.ci_low for h in heads]
+            columns[f"{q}_ratio_gmean_ci_high"] = [h.ci_high for h in heads]
+        frame = pl.DataFrame(columns, schema_overrides={"n_topologies": pl.Int64})
+        return frame.with_columns(pl.col(pl.Float64).fill_nan(None))
 
 
 def format_summary(summary: pl.DataFrame) -> str:
-    """The summary as a fixed-width text table."""
-    head = ("scheduler", "topologies", "avg JCT h", "× bace_pipe", "total cost $", "× bace_pipe")
+    """The summary as a fixed-width text table: per scheduler its topologies, mean avg JCT and
+    total cost, each followed by its geometric mean × bace_pipe with the 95 % CI (as the report
+    prints it: :func:`bacepipe.headline.cell`)."""
+    ratio = header(BASELINE)
+    head = ("scheduler", "topologies", "avg JCT h", ratio, "total cost $", ratio)
 
-    def ratio(x):
-        return "—" if x is None else f"{x:.3f}"
+    def geo(r: dict, q: str) -> str:
+        return cell(r[f"{q}_ratio_gmean"], r[f"{q}_ratio_gmean_ci_low"],
+                    r[f"{q}_ratio_gmean_ci_high"])
 
-    rows = [(r["scheduler"], str(r["topologies"]), f"{r['avg_jct_h']:.3f}",
-             ratio(r["jct_vs_bace_pipe"]), f"{r['total_cost']:.2f}",
-             ratio(r["cost_vs_bace_pipe"])) for r in summary.iter_rows(named=True)]
+    rows = [(r["scheduler"], str(r["n_topologies"]), cell(r["avg_jct_h_mean"]), geo(r, "jct"),
+             cell(r["total_cost_mean"], digits=2), geo(r, "cost"))
+            for r in summary.iter_rows(named=True)]
     widths = [max(len(row[i]) for row in [head, *rows]) for i in range(len(head))]
 
     def line(row):

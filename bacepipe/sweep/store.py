@@ -2,7 +2,8 @@
 
 Layout under ``results_dir``: hive partitions of a FIXED depth, every level always written
 (:data:`LEVELS`, in this order), so polars, pyarrow and duckdb read any results directory as
-one dataset::
+one dataset (with the key types of ``bacepipe.analysis.HIVE_SCHEMA``, given to pyarrow as
+``HIVE_PARTITIONING`` and to duckdb as ``DUCKDB_HIVE_TYPES``, the numeric keys read as numbers)::
 
     runs/scenario=<s>/bandwidth_scale=<x>/gpu_scale=<y>/num_jobs=<n>/arrivals=<a>/latency=<l>/
         memory_model=<m>/price_profile=<p>/start_rule=<r>/gpu_mix=<g>/point=<id>/
@@ -26,12 +27,15 @@ temporary (``.<name>.<pid>.tmp`` in the same directory), so a ``*.parquet`` file
 complete, whatever moment a run was killed at. Manifests live outside ``runs/`` because polars
 refuses a bare directory scan that meets a non-Parquet file. A run holds the point's lock
 (``manifests/<same partitions>/.point=<id>.lock``, :func:`point_lock`) while it writes, so two
-runs of one point take turns instead of interleaving.
+runs of one point take turns instead of interleaving. The lock file exists only while a run
+holds it, and a run removes the folders it created and left empty, so a run refused or failed
+before its first chunk leaves the results directory as it found it.
 """
 
 from __future__ import annotations
 
 import contextlib
+import errno
 import hashlib
 import json
 import os
@@ -226,16 +230,87 @@ def lock_path(paths: PointPaths) -> Path:
     return paths.manifest.with_name(f".{paths.manifest.stem}.lock")
 
 
+#: Attempts at creating and locking the lock file (each fails only when a run that released the
+#: point removed the file or its empty folder at that instant).
+_LOCK_ATTEMPTS = 100
+
+
+def _missing(directory: Path) -> set[Path]:
+    """``directory`` and those of its ancestors that do not exist."""
+    missing = set()
+    for folder in (directory, *directory.parents):
+        if folder.exists():
+            break
+        missing.add(folder)
+    return missing
+
+
+def _remove_empty(folders) -> None:
+    """Remove those of ``folders`` that are empty, the deepest first (a folder left with files,
+    or made again by another run meanwhile, stays)."""
+    for folder in sorted(folders, key=lambda f: len(f.parts), reverse=True):
+        try:
+            folder.rmdir()
+        except OSError:
+            pass
+
+
+def _acquire(lock: Path, on_wait, created: set[Path]) -> int:
+    """Create ``lock``, lock it and return its descriptor; add the folders made to ``created``.
+
+    A run that releases the point deletes the file while it still holds it (:func:`point_lock`):
+    a run that was waiting on that file then holds a lock nobody else can see, so it checks
+    that the path still names the file it locked and starts again on the new one otherwise.
+    """
+    waited, last = False, None
+    for _ in range(_LOCK_ATTEMPTS):
+        created |= _missing(lock.parent)
+        try:
+            lock.parent.mkdir(parents=True, exist_ok=True)
+            fd = os.open(lock, os.O_RDWR | os.O_CREAT, 0o644)
+        except FileNotFoundError as err:  # the folder was removed by a releasing run: again
+            last = err
+            continue
+        except OSError as err:
+            raise _unwritable(lock, err) from None
+        if fcntl is None:
+            return fd
+        try:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                if on_wait is not None and not waited:
+                    on_wait(lock)
+                waited = True
+                fcntl.flock(fd, fcntl.LOCK_EX)
+            if os.path.samestat(os.fstat(fd), os.stat(lock)):
+                return fd
+        except FileNotFoundError:
+            pass
+        except BaseException:
+            os.close(fd)
+            raise
+        os.close(fd)
+    raise _unwritable(lock, last or OSError(errno.EAGAIN, "the lock file kept being replaced"))
+
+
 @contextlib.contextmanager
 def point_lock(paths: PointPaths, on_wait=None) -> Iterator[Path]:
     """Hold the point's lock (``fcntl.flock`` on :func:`lock_path`) for the ``with`` block.
 
     Two runs of the same point (the same command twice, or a multirun listing a point twice)
     then take turns: the second waits, finds the chunks written and only rewrites the manifest.
-    The OS releases the lock when its process dies, so a killed run leaves no stale lock; the
-    empty lock file stays (deleting it would let a third run lock another file).
+    The OS releases the lock when its process dies, so a killed run leaves no stale lock (only
+    an empty lock file, which the next run of the point uses and removes).
     Creating it is also the first write of a run: an unwritable results directory is reported
     here, before any work.
+
+    On leaving the block, however it is left, the run removes the folders of the point
+    (``runs/``, ``jobs/`` and ``manifests/`` partitions, the results directory itself) that it
+    created and left empty, and the lock file: a run refused or failed before its first chunk
+    leaves the results directory as it found it. The lock file is deleted while still held,
+    after the point's own folders: a run waiting for it then locks a new file
+    (:func:`_acquire`), and never writes into a folder being removed.
 
     Parameters
     ----------
@@ -247,22 +322,23 @@ def point_lock(paths: PointPaths, on_wait=None) -> Iterator[Path]:
         The lock file cannot be created (``results_dir: cannot write ...``).
     """
     lock = lock_path(paths)
+    created = _missing(paths.runs) | _missing(paths.jobs)
     try:
-        lock.parent.mkdir(parents=True, exist_ok=True)
-        fd = os.open(lock, os.O_RDWR | os.O_CREAT, 0o644)
-    except OSError as err:
-        raise _unwritable(lock, err) from None
+        fd = _acquire(lock, on_wait, created)
+    except BaseException:  # unwritable, or Ctrl-C while waiting
+        _remove_empty(created)
+        raise
     try:
-        if fcntl is not None:
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except BlockingIOError:
-                if on_wait is not None:
-                    on_wait(lock)
-                fcntl.flock(fd, fcntl.LOCK_EX)
         yield lock
     finally:
-        os.close(fd)  # releases the lock
+        try:
+            own = {f for f in created if f != lock.parent and f not in lock.parent.parents}
+            _remove_empty(own)  # runs/ and jobs/ of this point: still under the lock
+            with contextlib.suppress(OSError):  # Windows: an open file cannot be deleted
+                lock.unlink()
+            _remove_empty(created - own)
+        finally:
+            os.close(fd)  # releases the lock
 
 
 def complete_chunks(directory: Path, ranges: list[tuple[int, int]],
