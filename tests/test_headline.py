@@ -9,7 +9,16 @@ import math
 
 import numpy as np
 
-from bacepipe.headline import NA, bootstrap_ci, cell, geometric_mean, gmean_ci, header
+from bacepipe.headline import (
+    BOOTSTRAP_MAX_N,
+    NA,
+    bootstrap_ci,
+    cell,
+    geometric_mean,
+    gmean_ci,
+    header,
+    mean_ci,
+)
 
 
 def test_only_finite_positive_ratios_enter_the_geometric_mean():
@@ -34,3 +43,21 @@ def test_cell_and_header_name_and_print_the_statistic():
     assert [float(b) for b in bounds.rstrip("]").split(", ")] == [round(low, 3), round(high, 3)]
     assert cell(None, None, None) == cell(float("nan"), 1.0, 2.0) == NA
     assert cell(12.5, digits=2) == "12.50"  # a mean without a CI
+
+
+def test_many_topologies_get_the_normal_interval_the_bootstrap_converges_to():
+    """Past BOOTSTRAP_MAX_N values the CI is mean ± z·sd/√n (of the logs for the geometric
+    mean): close to what the bootstrap gives there, symmetric, and the bootstrap below."""
+    n = BOOTSTRAP_MAX_N + 1
+    ratios = np.random.default_rng(4).lognormal(0.1, 0.7, n)
+    low, high = mean_ci(ratios, geometric=True)
+    slow_low, slow_high = bootstrap_ci(ratios, geometric=True)
+    width = slow_high - slow_low
+    assert abs(low - slow_low) < 0.05 * width and abs(high - slow_high) < 0.05 * width
+    logs = np.log(ratios)
+    half = 1.959963984540054 * logs.std(ddof=1) / math.sqrt(n)
+    assert (low, high) == (np.exp(logs.mean() - half), np.exp(logs.mean() + half))
+    inverse = mean_ci(1.0 / ratios, geometric=True)
+    np.testing.assert_allclose(inverse, (1.0 / high, 1.0 / low), rtol=1e-12)
+    few = ratios[:BOOTSTRAP_MAX_N]
+    assert mean_ci(few, 300, 2) == bootstrap_ci(few, 300, 2)

@@ -33,7 +33,7 @@ from bacepipe.analysis.roles import (
 from bacepipe.analysis.schema import DUCKDB_HIVE_TYPES, HIVE_PARTITIONING, HIVE_SCHEMA, METRICS
 from bacepipe.analysis.stats import axis_slice, paired_ratios, reference_point, summarize
 from bacepipe.analysis.tables import format_summary_table, write_report
-from bacepipe.headline import bootstrap_ci, geometric_mean, gmean_ci
+from bacepipe.headline import bootstrap_ci, geometric_mean, gmean_ci, mean_ci
 
 __all__ = [
     "ABLATIONS",
@@ -52,6 +52,7 @@ __all__ = [
     "geometric_mean",
     "gmean_ci",
     "make_figures",
+    "mean_ci",
     "of_role",
     "palette",
     "paired_ratios",

@@ -36,7 +36,7 @@ from bacepipe.analysis.schema import (
     SUMMARY_VALUE_COLUMNS,
     point_columns,
 )
-from bacepipe.headline import N_RESAMPLES, SEED, bootstrap_ci, gmean_ci
+from bacepipe.headline import N_RESAMPLES, SEED, gmean_ci, mean_ci
 
 
 def paired_ratios(lf: pl.LazyFrame, baseline: str = BASELINE) -> pl.LazyFrame:
@@ -86,7 +86,7 @@ def summarize(
     lf : polars.LazyFrame
         Result rows as made by :func:`bacepipe.analysis.scan_runs`.
     n_resamples, seed : int
-        Bootstrap resamples and generator seed (see :func:`bacepipe.headline.bootstrap_ci`).
+        Bootstrap resamples and generator seed (see :func:`bacepipe.headline.mean_ci`).
     baseline : str
         The scheduler ratios are normalized to.
 
@@ -129,7 +129,7 @@ def summarize(
     ci = {}
     for q in ("jct", "cost"):
         values = [v.to_numpy() for v in agg[f"_{q}_values"]]
-        bounds = [bootstrap_ci(v, n_resamples, seed) for v in values]
+        bounds = [mean_ci(v, n_resamples, seed) for v in values]
         heads = [gmean_ci(v, n_resamples, seed) for v in values]
         columns = {"ci_low": [b[0] for b in bounds], "ci_high": [b[1] for b in bounds],
                    "gmean": [h.gmean for h in heads], "gmean_ci_low": [h.ci_low for h in heads],
