@@ -21,20 +21,19 @@ from pathlib import Path
 
 import polars as pl
 
+from bacepipe.analysis.schema import HIVE_SCHEMA, POINT_COLUMNS
 from bacepipe.metrics import METRICS
 from bacepipe.policies import SCHEDULERS as DEFAULT_SCHEDULERS
 
 SCALES = (0.5, 1.0)
 TOPOLOGIES = 50
 SCHEDULERS = len(DEFAULT_SCHEDULERS)
+#: Every column and its type as polars infers them (the hive keys typed as the declaration of
+#: the settings says, bacepipe.settings).
 COLUMNS = {"seed": pl.Int64, "topology": pl.Int64, "scheduler": pl.String,
-           **{m: pl.Float64 for m in METRICS}, "plan_slack": pl.Float64,
+           **{m: pl.Float64 for m in METRICS}, **POINT_COLUMNS,
            "lower_bound_h": pl.Float64, "opt_avg_jct_h": pl.Float64, "opt_proven": pl.Boolean,
-           "scenario": pl.String,
-           "bandwidth_scale": pl.Float64, "gpu_scale": pl.Float64, "num_jobs": pl.Int64,
-           **{k: pl.String for k in ("arrivals", "latency", "memory_model", "price_profile",
-                                     "start_rule", "gpu_mix")},
-           "point": pl.String}
+           **HIVE_SCHEMA}
 OPT_COLUMNS = ["opt_avg_jct_h", "opt_proven"]
 
 

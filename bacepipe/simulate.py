@@ -1,8 +1,9 @@
 """``python -m bacepipe.simulate SCENARIO --scheduler NAME [--json]``: one scenario, one schedule.
 
 SCENARIO is a YAML file (SPEC §9) or a built-in name (``paper``, ``motivation``, ``random``,
-``aws10``). The generation flags pick the exact topology a sweep row simulated (``--seed``,
-``--topology``, the scales, the start rule), so any row can be replayed and read job by job.
+``aws10``). A flag per world and scheduler setting of the sweep (:mod:`bacepipe.settings`:
+``--seed``, the scales, the switches, the start rule, ...) with ``--topology`` picks the exact
+topology and rules a sweep row simulated, so any row can be replayed and read job by job.
 ``--plugin FILE`` (repeatable) loads a user's parts and schedulers first.
 """
 
@@ -14,30 +15,32 @@ import sys
 from bacepipe.cli import OneLineParser, run_cli
 from bacepipe.core.compile_notice import announce_on
 from bacepipe.model.generate import topology_batch
-from bacepipe.model.hardware import GPU_MIXES
-from bacepipe.model.scenario import START_RULES
+from bacepipe.model.rules import RULE_CHECKS
 from bacepipe.policies import SCHEDULERS, check_schedulers, load_plugins
+from bacepipe.settings import DEFAULTS, RUN, SETTINGS, choices, plain, scalar_type
 from bacepipe.sim.run import run_batch
+
+#: The sweep's settings a single run takes as flags: every world or scheduler setting of one
+#: value but the scenario (the positional argument). Each left out keeps the scenario's value,
+#: else the sweep's default.
+REPLAY = tuple(name for name, s in SETTINGS.items()
+               if s.domain != RUN and name != "scenario" and scalar_type(name) is not None)
 
 
 def _parser() -> OneLineParser:
     p = OneLineParser(prog="bacepipe.simulate", description=__doc__.splitlines()[0])
-    p.add_argument("scenario", help="scenario YAML path, or paper | motivation | random")
+    p.add_argument("scenario", help="scenario YAML path, or paper | motivation | random | aws10")
     p.add_argument("--scheduler", default="bace_pipe",
                    help=f"one of {', '.join(SCHEDULERS)} (default bace_pipe)")
     p.add_argument("--json", action="store_true", help="print the result as one JSON object")
-    p.add_argument("--seed", type=int, default=0, help="sweep seed (random draws)")
     p.add_argument("--topology", type=int, default=0, help="topology index within the seed")
-    p.add_argument("--bandwidth-scale", type=float, default=1.0)
-    p.add_argument("--gpu-scale", type=float, default=1.0)
-    p.add_argument("--num-jobs", type=int, default=8, help="jobs (random and paper)")
-    p.add_argument("--num-regions", type=int, default=6, help="regions (random)")
-    p.add_argument("--start-rule", choices=START_RULES, default=None,
-                   help="SPEC §13 start rule (default: the scenario's, else greedy)")
-    p.add_argument("--plan-slack", type=float, default=None,
-                   help="spt_plan's slack ε >= 0 (SPEC §14; default: the scenario's, else 0.2)")
-    p.add_argument("--gpu-mix", choices=GPU_MIXES, default="none",
-                   help="cloud: draw each region's GPU type (SPEC §16; random and aws10)")
+    for name in REPLAY:
+        default = "" if DEFAULTS[name] is None else (
+            f" (default: the scenario's, else {DEFAULTS[name]})" if name in RULE_CHECKS
+            else f" (default {DEFAULTS[name]})")
+        p.add_argument(f"--{name.replace('_', '-')}", type=scalar_type(name),
+                       choices=choices(name), default=None,
+                       help=plain(SETTINGS[name].help).replace("%", "%%") + default)
     p.add_argument("--plugin", action="append", default=[], dest="plugins", metavar="FILE",
                    help="a Python file or module registering parts and schedulers (repeatable)")
     return p
@@ -69,12 +72,10 @@ def main(argv=None) -> int:
     def body() -> int:
         load_plugins(args.plugins)
         check_schedulers(args.scheduler)
-        batch = topology_batch(
-            args.scenario, args.seed, args.topology, bandwidth_scale=args.bandwidth_scale,
-            gpu_scale=args.gpu_scale, num_jobs=args.num_jobs, num_regions=args.num_regions,
-            start_rule=args.start_rule, plan_slack=args.plan_slack, gpu_mix=args.gpu_mix,
-        )
-        result = run_batch(batch, args.scheduler)
+        given = {name: SETTINGS[name].check(getattr(args, name), name) for name in REPLAY
+                 if getattr(args, name) is not None}
+        batch, rules = topology_batch(args.scenario, topology=args.topology, **given)
+        result = run_batch(batch, rules, args.scheduler)
         print(json.dumps(result) if args.json else format_table(result))
         return 0
 

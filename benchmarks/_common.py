@@ -72,6 +72,21 @@ simulate_batch(generate_batch("random", 0, range(2)), names)
 """
 
 
+#: Defines ``rules_of(**rules) -> (arguments, keywords)`` in a child process on any checkout:
+#: the extra arguments of ``simulate_batch`` that set the schedulers' rules (``start_rule``,
+#: ``plan_slack``), or, on a checkout from before the rules travelled apart from the world, the
+#: ``generate_batch`` keywords that set them.
+RULES_PROBE = """
+try:
+    from bacepipe.model.rules import Rules
+    def rules_of(**rules):
+        return (Rules(**rules),), {}
+except ImportError:
+    def rules_of(**rules):
+        return (), rules
+"""
+
+
 @contextmanager
 def timer():
     """``with timer() as t: ...`` then ``t()`` is the elapsed seconds."""

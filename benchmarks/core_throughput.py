@@ -28,7 +28,7 @@ import bacepipe
 from bacepipe.core import simulate_batch
 from bacepipe.core.memory import retain_freed_memory
 from bacepipe.model.generate import generate_batch
-from bacepipe.model.scenario import START_RULES
+from bacepipe.model.rules import START_RULES, Rules
 from bacepipe.policies import PAPER_SCHEDULERS, SCHEDULER_PARTS
 from bacepipe.sim.reference import simulate_reference
 
@@ -163,13 +163,13 @@ def main() -> None:
     if args.per_scheduler:
         rows = []
         for rule in START_RULES:
-            ruled = batch._replace(start_rule=rule)
+            rules = Rules(start_rule=rule)
             timed = {}
             for name in schedulers:
                 best = float("inf")
                 for _ in range(args.repeats):
                     with timer() as seconds:
-                        simulate_batch(ruled, (name,))
+                        simulate_batch(batch, (name,), rules)
                     best = min(best, seconds())
                 timed[name] = 1e6 * best / args.topologies
             for name, us in timed.items():

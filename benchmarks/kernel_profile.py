@@ -30,20 +30,21 @@ import tempfile
 from collections import Counter
 from pathlib import Path
 
-from _common import PAPER_PROBE, header, table
+from _common import PAPER_PROBE, RULES_PROBE, header, table
 
 ROOT = Path(__file__).resolve().parents[1]
 #: Run in a child process: warms up, writes /tmp/perf-<pid>.map, then records itself while it
 #: simulates (argv: root, topologies, repeats, perf.data path, trace jobs (0: the paper setting),
 #: scheduler, start rule, whether to save the loop kernel's object code for ``--lines``).
-PROBE = PAPER_PROBE + """
+PROBE = PAPER_PROBE + RULES_PROBE + """
+rules, ruled = rules_of(start_rule=sys.argv[7])
 if int(sys.argv[5]):
     sys.path.insert(0, os.path.join(sys.argv[1], "benchmarks"))
     from scaling import TRACE_REGIONS, busy_rate_per_h
     names, topologies = (sys.argv[6],), 1
     batch = generate_batch("random", 0, range(1), num_regions=TRACE_REGIONS,
                            num_jobs=int(sys.argv[5]), arrivals="poisson",
-                           arrival_rate_per_h=busy_rate_per_h(0.9), start_rule=sys.argv[7])
+                           arrival_rate_per_h=busy_rate_per_h(0.9), **ruled)
 from numba.core.registry import CPUDispatcher
 rows, loops = set(), []
 LOOP = "_ZN8bacepipe4core4loop17simulate_topology"  # the loop kernel's mangled name begins so
@@ -75,7 +76,7 @@ perf = subprocess.Popen(["perf", "record", "-q", "-F", "4000", "-p", str(os.getp
 time.sleep(1.0)
 start = time.process_time()
 for _ in range(repeats):
-    simulate_batch(batch, names)
+    simulate_batch(batch, names, *rules)
 print((time.process_time() - start) / (repeats * topologies * len(names)) * 1e6, os.getpid())
 perf.send_signal(signal.SIGINT)
 perf.wait()

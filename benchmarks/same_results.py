@@ -19,7 +19,7 @@ import tempfile
 from pathlib import Path
 
 import numpy as np
-from _common import header, worktree
+from _common import RULES_PROBE, header, worktree
 
 ROOT = Path(__file__).resolve().parents[1]
 #: (label, generate_batch keywords): the settings compared.
@@ -41,6 +41,8 @@ SETTINGS = [
                                             "start_rule": "wait_if_faster"}),
     ("motivation", {"scenario": "motivation"}),
 ]
+#: The settings of SETTINGS that are the schedulers' rules, not keywords of generation.
+RULES = ("start_rule", "plan_slack")
 #: Run in each tree (argv: tree, topologies, output .npz): every setting's arrays.
 PROBE = """
 import sys, warnings
@@ -50,13 +52,16 @@ import numpy as np
 from bacepipe.core import simulate_batch
 from bacepipe.model.generate import generate_batch
 from bacepipe.policies import BUILTIN_SCHEDULERS
+""" + RULES_PROBE + """
 settings, topologies = SETTINGS, int(sys.argv[2])
 arrays = {}
 for label, kw in settings:
     kw = dict(kw)
     scenario = kw.pop("scenario", "random")
+    rules, ruled = rules_of(**{k: kw.pop(k) for k in RULES if k in kw})
     for kind, tops in (("parallel", range(topologies)), ("serial", [topologies])):
-        result = simulate_batch(generate_batch(scenario, 0, tops, **kw), tuple(BUILTIN_SCHEDULERS))
+        result = simulate_batch(generate_batch(scenario, 0, tops, **kw, **ruled),
+                                tuple(BUILTIN_SCHEDULERS), *rules)
         for field in result._fields:
             value = getattr(result, field)
             if isinstance(value, np.ndarray):
@@ -67,7 +72,7 @@ np.savez(sys.argv[3], **arrays)
 
 def _run(tree: Path, cache: Path, topologies: int, out: Path) -> dict:
     env = dict(os.environ, NUMBA_CACHE_DIR=str(cache))
-    probe = PROBE.replace("SETTINGS", repr(SETTINGS))
+    probe = PROBE.replace("SETTINGS", repr(SETTINGS)).replace("RULES", repr(RULES))
     subprocess.run([sys.executable, "-c", probe, str(tree), str(topologies), str(out)], env=env,
                    check=True, cwd=tree)
     with np.load(out) as data:

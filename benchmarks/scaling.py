@@ -15,16 +15,17 @@ from _common import header, table, timer
 
 from bacepipe.core import simulate_batch
 from bacepipe.model.generate import generate_batch
+from bacepipe.model.rules import Rules
 from bacepipe.policies import PAPER_SCHEDULERS, SCHEDULER_PARTS
 
 
 def _time_one(num_regions: int, num_jobs: int, repeats: int, schedulers, rule: str) -> float:
-    batch = generate_batch("random", 0, range(repeats), num_regions=num_regions, num_jobs=num_jobs,
-                           start_rule=rule)
+    batch = generate_batch("random", 0, range(repeats), num_regions=num_regions, num_jobs=num_jobs)
     with timer() as seconds:
         for t in range(repeats):  # one topology per call, as a single run would
             simulate_batch(batch._replace(**{k: v[t:t + 1] for k, v in batch._asdict().items()
-                                             if isinstance(v, np.ndarray)}), schedulers)
+                                             if isinstance(v, np.ndarray)}), schedulers,
+                           Rules(start_rule=rule))
     return seconds() / repeats / len(schedulers)
 
 
@@ -72,10 +73,9 @@ def _trace(jobs, schedulers, rules, budget_s: float, load: float) -> tuple[list[
                                  "redecided": -1})
                     continue
                 batch = generate_batch("random", 0, range(1), num_regions=TRACE_REGIONS,
-                                       num_jobs=n, arrivals="poisson", arrival_rate_per_h=rate,
-                                       start_rule=rule)
+                                       num_jobs=n, arrivals="poisson", arrival_rate_per_h=rate)
                 with timer() as seconds:
-                    result = simulate_batch(batch, (name,))
+                    result = simulate_batch(batch, (name,), Rules(start_rule=rule))
                 sizes.append(n)
                 times.append(seconds())
                 rows.append({**row, "s_per_sim": times[-1], **_queue(batch, result)})

@@ -1,4 +1,5 @@
-"""Hand-made results directories, written as the sweep writes them (``bacepipe.sweep.store``):
+"""Hand-made results directories, written as the sweep writes them (``bacepipe.sweep.store``,
+``bacepipe.sweep.tables``):
 the fixed-depth hive folders of :func:`store.partition`, one chunk file per scheduler named by
 :func:`store.chunk_name`, every column of the table's schema (null where the rows lack one).
 
@@ -13,27 +14,22 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 
-from bacepipe.sweep import store
-from bacepipe.sweep.config import EXTENSIONS, SweepConfig
+from bacepipe.settings import DEFAULTS, level_values
+from bacepipe.sweep import store, tables
 
-#: The sweep axes of a point, with the config's defaults; the other settings are the SPEC §12
-#: switches (:data:`EXTENSIONS`, named as in the config: ``arrivals="poisson",
-#: arrival_rate_per_h=0.5``), left to the scenario unless given.
-AXES = {k: getattr(SweepConfig, k) for k in ("scenario", "bandwidth_scale", "gpu_scale",
-                                                 "num_jobs", "start_rule", "gpu_mix")}
-SCHEMAS = {store.RUNS: store.RUN_SCHEMA, store.JOBS: store.JOB_SCHEMA}
+SCHEMAS = {store.RUNS: tables.RUN_SCHEMA, store.JOBS: tables.JOB_SCHEMA}
 #: bace_pipe's avg JCT per topology in :func:`ratio_rows`, h.
 BASE = (2.0, 4.0, 8.0, 16.0, 32.0)
 
 
 def point_dir(root: Path, table: str = store.RUNS, *, point: str = "p0", **settings) -> Path:
-    """``root/<table>/<partition>/point=<point>``, created; ``settings``: axes and switches."""
-    unknown = set(settings) - set(AXES) - set(EXTENSIONS)
+    """``root/<table>/<partition>/point=<point>``, created; ``settings``: the sweep's settings
+    (the SPEC §12 switches named as in the config: ``arrivals="poisson",
+    arrival_rate_per_h=0.5``), the declared defaults for the others (a switch left to the
+    scenario)."""
+    unknown = set(settings) - set(DEFAULTS)
     assert not unknown, f"not a sweep setting: {sorted(unknown)}"
-    axes = {**AXES, **{k: v for k, v in settings.items() if k in AXES}}
-    switches = {k: v for k, v in settings.items() if k in EXTENSIONS}
-    levels = store.level_values(axes["scenario"], axes["bandwidth_scale"], axes["gpu_scale"],
-                                axes["num_jobs"], switches, axes["start_rule"], axes["gpu_mix"])
+    levels = level_values({**DEFAULTS, **settings})
     paths = store.point_paths(root, store.partition(levels), point)
     folder = paths.runs if table == store.RUNS else paths.jobs
     folder.mkdir(parents=True, exist_ok=True)
@@ -53,7 +49,7 @@ def write_rows(root: Path, rows: list[dict] | pl.DataFrame, table: str = store.R
     for (scheduler,), part in frame.group_by("scheduler", maintain_order=True):
         topology = part["topology"]
         path = folder / store.chunk_name(topology.min(), topology.max() + 1, scheduler)
-        store.write_table(path, {c: part[c].to_list() if c in part.columns else [None] * len(part)
+        tables.write_table(path, {c: part[c].to_list() if c in part.columns else [None] * len(part)
                                  for c in schema.names}, schema)
         files.append(path)
     return files

@@ -186,7 +186,8 @@ def test_malformed_decisions_are_named_too(placed, phrase):
 
 def test_a_decision_the_replay_does_not_repeat_lists_every_check():
     # lcf's twin places job 1 within SPEC §4: the core's verdict cannot be explained.
-    message = bad_decision(topology_batch(SCENARIO), 0, "lcf", FIRST)
+    batch, rules = topology_batch(SCENARIO)
+    message = bad_decision(batch, rules, 0, "lcf", FIRST)
     assert message.startswith(f"placed job {FIRST} ('Q') against SPEC §4 (more GPUs than free")
     assert "a region twice, an infeasible hop" in message
     assert message.endswith("its parts' twins place that job within SPEC §4, unlike their kernels")

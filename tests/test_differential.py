@@ -5,6 +5,7 @@ Both must produce the same schedule: K*, path, GPUs per region, start and end ti
 (relative 1e-9), the same run metrics, and the same input error when a job can never be placed.
 """
 
+import dataclasses
 import math
 
 import numpy as np
@@ -18,16 +19,17 @@ from bacepipe.core.loop import find_lanes, lane_table_size
 from bacepipe.core.model import C_ARRIVAL_S, N_CONST
 from bacepipe.core.structs import MEMO_MIN_JOBS
 from bacepipe.model.generate import generate_batch
-from bacepipe.model.scenario import START_RULES, parse_scenario
+from bacepipe.model.rules import START_RULES, Rules, split_rules
+from bacepipe.model.scenario import parse_scenario
 from bacepipe.policies import SCHEDULER_PARTS
 from bacepipe.sim.reference import simulate_reference
 
 RTOL = 1e-9
 
 
-def _run(fn, scenario, scheduler):
+def _run(fn, *args, **kwargs):
     try:
-        return fn(scenario, scheduler)
+        return fn(*args, **kwargs)
     except bacepipe.InputError as err:
         return err
 
@@ -53,12 +55,15 @@ def assert_same_schedule(fast, slow, label: str) -> None:
 
 
 def assert_every_scheduler_agrees(data: dict, label: str) -> None:
-    """The core and the twin on scenario ``data`` (SPEC §9 shape), under every scheduler."""
-    scenario = parse_scenario(data)
+    """The core and the twin on scenario ``data`` (SPEC §9 shape, its rules' keys included),
+    under every scheduler."""
+    world, rules = split_rules(data)
+    scenario = parse_scenario(world)
     for scheduler in SCHEDULER_PARTS:
-        assert_same_schedule(_run(bacepipe.run_scenario, scenario, scheduler),
-                             _run(simulate_reference, scenario, scheduler),
-                             f"{label}, {scheduler}, {data.get('start_rule', 'greedy')}")
+        assert_same_schedule(_run(bacepipe.run_scenario, scenario, scheduler,
+                                  **dataclasses.asdict(rules)),
+                             _run(simulate_reference, scenario, scheduler, rules),
+                             f"{label}, {scheduler}, {rules.start_rule}")
 
 
 @pytest.mark.parametrize("extensions", [False, True], ids=["paper-world", "extensions"])
@@ -156,10 +161,10 @@ def test_lanes_are_the_jobs_equal_but_for_arrival():
 @pytest.mark.parametrize("name", ["paper", "motivation"])
 def test_builtin_scenarios_match(name):
     for rule in ("greedy", "wait_if_faster"):
-        scenario = bacepipe.model.generate.generate_batch(name, start_rule=rule).scenario(0)
+        scenario = bacepipe.model.generate.generate_batch(name).scenario(0)
         for scheduler in SCHEDULER_PARTS:
-            assert_same_schedule(bacepipe.run_scenario(scenario, scheduler),
-                                 simulate_reference(scenario, scheduler),
+            assert_same_schedule(bacepipe.run_scenario(scenario, scheduler, start_rule=rule),
+                                 simulate_reference(scenario, scheduler, Rules(start_rule=rule)),
                                  f"{name}, {scheduler}, {rule}")
 
 
@@ -183,17 +188,19 @@ def test_a_topology_ends_the_same_in_any_batch(rule, num_jobs):
     offers in it): a topology's schedule must not depend on what ran before it on that thread.
     Each topology of a batch, in reverse order and alone, gives the same arrays."""
     topologies = list(range(30))
-    options = dict(start_rule=rule, num_jobs=num_jobs, gpu_scale=0.75)
-    forward = simulate_batch(generate_batch("random", 5, topologies, **options), SCHEDULER_PARTS)
+    options, rules = dict(num_jobs=num_jobs, gpu_scale=0.75), Rules(start_rule=rule)
+    forward = simulate_batch(generate_batch("random", 5, topologies, **options), SCHEDULER_PARTS,
+                             rules)
     backward = simulate_batch(generate_batch("random", 5, topologies[::-1], **options),
-                              SCHEDULER_PARTS)
+                              SCHEDULER_PARTS, rules)
     fields = ("start_s", "end_s", "cost", "alloc", "path", "metrics", "status", "k_star",
               "lower_bound_h")
     for field in fields:
         np.testing.assert_array_equal(getattr(forward, field), getattr(backward, field)[::-1],
                                       err_msg=field)
     for t in topologies[::7]:
-        alone = simulate_batch(generate_batch("random", 5, [t], **options), SCHEDULER_PARTS)
+        alone = simulate_batch(generate_batch("random", 5, [t], **options), SCHEDULER_PARTS,
+                               rules)
         for field in fields:
             np.testing.assert_array_equal(getattr(forward, field)[t], getattr(alone, field)[0],
                                           err_msg=f"{field}, topology {t}")

@@ -32,7 +32,7 @@ from bacepipe.errors import InputError, Interrupted, InvariantViolation, WorkerL
 from bacepipe.model.generate import load_scenario
 from bacepipe.policies import SCHEDULERS
 from bacepipe.sim.invariants import check_schedule
-from bacepipe.sweep import backends, chunks, run_point, store, validate
+from bacepipe.sweep import backends, chunks, run_point, store, tables, validate
 
 KEYS = ["scenario", "bandwidth_scale", "gpu_scale", "num_jobs", "topology", "scheduler"]
 PROG = "bacepipe.sweep: "
@@ -108,8 +108,8 @@ def _corrupt(kind: str):
     real = chunks.simulate_batch
     corrupted = []
 
-    def simulate(batch, schedulers):
-        result = real(batch, schedulers)
+    def simulate(batch, schedulers, rules):
+        result = real(batch, schedulers, rules)
         if batch.size == 7 and not corrupted:
             corrupted.append(True)
             s = list(schedulers).index("lcf")
@@ -275,7 +275,7 @@ def test_ctrl_c_with_dask_is_one_line_too(tmp_path):
 
 
 def test_keyboard_interrupt_in_process_names_what_is_on_disk(tmp_path, monkeypatch):
-    real = store.write_table
+    real = tables.write_table
     calls = []
 
     def interrupt_third(path, columns, schema, identity=""):
@@ -284,7 +284,7 @@ def test_keyboard_interrupt_in_process_names_what_is_on_disk(tmp_path, monkeypat
             raise KeyboardInterrupt
         real(path, columns, schema, identity)
 
-    monkeypatch.setattr(store, "write_table", interrupt_third)
+    monkeypatch.setattr(tables, "write_table", interrupt_third)
     with pytest.raises(Interrupted, match=rf"^2/{5 * N} chunks of point s0-r6-t30-[\w-]+ are "
                                           "complete on disk; run the same command again to "
                                           "resume$"):
@@ -320,7 +320,7 @@ def test_read_only_results_dir_is_an_input_error(tmp_path):
 def test_full_disk_mid_write_leaves_nothing_and_resumes(tmp_path, monkeypatch, clean):
     """ENOSPC while a chunk file is being written: one line naming it, no partial or
     temporary file; once there is room, the same run completes to the clean result."""
-    real = store.pq.write_table
+    real = tables.pq.write_table
     written = []
 
     def fill_disk(table, f):
@@ -330,7 +330,7 @@ def test_full_disk_mid_write_leaves_nothing_and_resumes(tmp_path, monkeypatch, c
         written.append(1)
         real(table, f)
 
-    monkeypatch.setattr(store.pq, "write_table", fill_disk)
+    monkeypatch.setattr(tables.pq, "write_table", fill_disk)
     with pytest.raises(InputError) as err:
         run_point(settings(tmp_path, save_jobs=True))
     text = str(err.value)

@@ -25,13 +25,14 @@ from omegaconf.errors import OmegaConfBaseException
 from tiers import examples
 
 from bacepipe.errors import InputError
+from bacepipe.settings import SETTINGS
 from bacepipe.sweep import app
-from bacepipe.sweep.config import CONF_DIR, MAX_CHUNK_BYTES, MAX_CHUNKS, RULES, chunk_bytes
+from bacepipe.sweep.config import CONF_DIR, MAX_CHUNK_BYTES, MAX_CHUNKS, chunk_bytes
 from bacepipe.sweep.config import validate as validate_config
 
 PROG = "bacepipe.sweep: "
 FIXTURES_OK = [HealthCheck.function_scoped_fixture, HealthCheck.too_slow]
-KEYS = [*RULES, "hardware", "hardware.mfu", "hardware.seq_len", "hardware.gpu_tflops",
+KEYS = [*SETTINGS, "hardware.mfu", "hardware.seq_len", "hardware.gpu_tflops",
         "hardware.micro_batch_size", "hardware.gpu_mem_gb", "hardware.volts", "surprise",
         "Topologies"]
 WORDS = ["0", "-1", "1", "2", "3", "nan", "inf", "-inf", "1e308", "-1e308", "1e-308", "2.5",
@@ -125,7 +126,7 @@ def test_overrides_validate_or_fail_in_one_line(args):
 
 @pytest.mark.breadth
 @settings(max_examples=examples(200), deadline=None)
-@given(values=st.dictionaries(st.sampled_from([*RULES, "hardware", "surprise"]), st.one_of(
+@given(values=st.dictionaries(st.sampled_from([*SETTINGS, "surprise"]), st.one_of(
     st.none(), st.booleans(), st.integers(-3, 10**13), st.floats(allow_nan=True),
     st.sampled_from([1e308, -1e308, 2**63, 10**12, 10**6]), st.text(max_size=5),
     st.lists(st.sampled_from(["lcf", "ldf", "bace_pipe", "x", 1]), max_size=3),

@@ -51,6 +51,7 @@ def test_a_function_of_another_module_keeps_numba_s_wrap():
 BOUNDS_PROBE = """
 from bacepipe.core import simulate_batch
 from bacepipe.model.generate import generate_batch
+from bacepipe.model.rules import Rules
 from bacepipe.policies import SCHEDULER_PARTS
 names = tuple(SCHEDULER_PARTS)
 for rule in ("greedy", "wait_if_faster"):
@@ -58,8 +59,8 @@ for rule in ("greedy", "wait_if_faster"):
                     dict(num_jobs=40, num_regions=12, arrivals="poisson", arrival_rate_per_h=2.0,
                          latency="geo", memory_model="adam_mixed"),
                     dict(bandwidth_scale=0.3, gpu_scale=1.5)):
-        result = simulate_batch(generate_batch("random", 3, range(12), start_rule=rule,
-                                               **options), names)
+        result = simulate_batch(generate_batch("random", 3, range(12), **options), names,
+                                Rules(start_rule=rule))
         assert (result.status == 0).any(), (rule, options)
 print("ok")
 """

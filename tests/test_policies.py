@@ -14,6 +14,7 @@ import bacepipe
 import bacepipe.policies as policies
 from bacepipe.errors import InputError
 from bacepipe.model.generate import generate_batch
+from bacepipe.model.rules import Rules
 from bacepipe.sim.reference import simulate_reference
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -87,12 +88,12 @@ def test_builtin_parts_paired_anew_run_compiled_like_their_twins(registry, rule)
                                 allocator="fill")
     registry.register_scheduler("cr_ldf_cost_min", ordering="fcfs", placement="cr_ldf",
                                 allocator="cost_min")
-    batch = generate_batch("random", 7, range(5), num_jobs=9, start_rule=rule)
+    batch = generate_batch("random", 7, range(5), num_jobs=9)
     for name in ("pathfinder_fill", "cr_ldf_cost_min"):
         assert registry.engine_of(name) == "compiled"
         for t in range(batch.size):
-            fast = bacepipe.run_scenario(batch.scenario(t), name)
-            slow = simulate_reference(batch.scenario(t), name)
+            fast = bacepipe.run_scenario(batch.scenario(t), name, start_rule=rule)
+            slow = simulate_reference(batch.scenario(t), name, Rules(start_rule=rule))
             assert [j["gpus"] for j in fast["jobs"]] == [j["gpus"] for j in slow["jobs"]]
             assert [j["start_h"] for j in fast["jobs"]] == pytest.approx(
                 [j["start_h"] for j in slow["jobs"]], rel=1e-12)

@@ -97,9 +97,9 @@ def test_lower_bound_is_the_twins_and_below_every_scheduler(rule):
     from bacepipe.sim.bounds import lower_bound_h
 
     for name, topology in (("paper", 0), ("random", 3), ("random", 7)):
-        scenario = generate_batch(name, 0, [topology], start_rule=rule).scenario(0)
+        scenario = generate_batch(name, 0, [topology]).scenario(0)
         for scheduler in bacepipe.SCHEDULERS:
-            out = bacepipe.run_scenario(scenario, scheduler)
+            out = bacepipe.run_scenario(scenario, scheduler, start_rule=rule)
             assert out["lower_bound_h"] == pytest.approx(lower_bound_h(scenario), rel=1e-12)
             assert out["lower_bound_h"] <= out["avg_jct_h"] * (1 + 1e-12)
 

@@ -13,6 +13,7 @@ from bacepipe.core.model import C_ARRIVAL_S, C_ITERS, N_CONST
 from bacepipe.core.projection import certified_hold, keep_hold, keep_lane_hold, lane_hold
 from bacepipe.core.structs import make_work
 from bacepipe.model.generate import generate_batch
+from bacepipe.model.rules import Rules, split_rules
 from bacepipe.model.scenario import parse_scenario
 from bacepipe.policies.api import OPT_COST, OPT_GPUS, OPT_JCT, OPT_Q, OPT_TAU, _example_run
 from bacepipe.policies.spt_plan import QUOTAS, choose, target
@@ -21,16 +22,20 @@ from bacepipe.sim.reference import simulate_reference
 JOB = {"params_b": 14, "layers": 8, "hidden": 5120, "batch_size": 512, "dataset_samples": 52002}
 
 
-def two_jobs(rule: str) -> object:
+def two_jobs(rule: str) -> dict:
     """Two identical 8-layer jobs (K* = 8) on one region of 10 GPUs: the second gets 2 GPUs
     if it starts at once, 8 if it waits for the first."""
-    return parse_scenario({
-        "regions": [{"name": "R", "gpus": 10, "price": 0.2, "bandwidth_gbps": 10}],
-        "jobs": [dict(JOB, name="A"), dict(JOB, name="B")], "start_rule": rule})
+    return {"regions": [{"name": "R", "gpus": 10, "price": 0.2, "bandwidth_gbps": 10}],
+            "jobs": [dict(JOB, name="A"), dict(JOB, name="B")], "start_rule": rule}
 
 
-@pytest.mark.parametrize("run", [bacepipe.run_scenario, simulate_reference],
-                         ids=["core", "twin"])
+def twin(data: dict, scheduler: str) -> dict:
+    """The reference loop on a scenario dict whose keys set its rules too."""
+    world, rules = split_rules(data)
+    return simulate_reference(parse_scenario(world), scheduler, rules)
+
+
+@pytest.mark.parametrize("run", [bacepipe.run_scenario, twin], ids=["core", "twin"])
 def test_wait_if_faster_waits_when_waiting_finishes_sooner(run):
     greedy = run(two_jobs("greedy"), "bace_pipe_no_priority")
     a, b = greedy["jobs"]
@@ -45,12 +50,10 @@ def test_wait_if_faster_waits_when_waiting_finishes_sooner(run):
     assert waiting["avg_jct_h"] < greedy["avg_jct_h"]
 
 
-@pytest.mark.parametrize("run", [bacepipe.run_scenario, simulate_reference],
-                         ids=["core", "twin"])
+@pytest.mark.parametrize("run", [bacepipe.run_scenario, twin], ids=["core", "twin"])
 def test_a_job_alone_always_starts(run):
-    one = parse_scenario({
-        "regions": [{"name": "R", "gpus": 3, "price": 0.2, "bandwidth_gbps": 10}],
-        "jobs": [dict(JOB, name="A")], "start_rule": "wait_if_faster"})
+    one = {"regions": [{"name": "R", "gpus": 3, "price": 0.2, "bandwidth_gbps": 10}],
+           "jobs": [dict(JOB, name="A")], "start_rule": "wait_if_faster"}
     row = run(one, "bace_pipe")["jobs"][0]
     assert row["start_h"] == 0 and row["gpus"] == {"R": 3}  # L < K*, but nothing runs
 
@@ -85,18 +88,20 @@ def test_spt_plan_choice_rule():
     assert choose(_options([(0, 100, 9.0, 8, 7), (0, 100, 9.0, 8, 8)]), 2, 0.1) == 1
 
 
-def _outputs(batch, names, stable_hold: bool, builtin: bool = True):
-    """Every output array of the compiled core, with the stable-hold skip on or forced off, and
-    the parts taken as built in or not (not: no memo, no lanes, no holds without a call)."""
+def _outputs(batch, rules, names, stable_hold: bool, builtin: bool = True):
+    """Every output array of the compiled core under ``rules``, with the stable-hold skip on or
+    forced off, and the parts taken as built in or not (not: no memo, no lanes, no holds
+    without a call)."""
     parts, index = compiled_parts()
-    codes = _codes(names, batch.start_rule, index)
+    codes = _codes(names, rules.start_rule, index)
     if not stable_hold:
         codes[:, CODE_STABLE_HOLD] = 0
     if not builtin:
         codes[:, CODE_BUILTIN] = 0
     out = empty_outputs(batch.gpus.shape[0], len(names), batch.params_b.shape[1],
                         path_width(batch.gpus.shape[1], batch.layers))
-    simulate_batch_kernel(batch_inputs(batch), out, codes, shares(batch.gpus.shape[0]), *parts)
+    simulate_batch_kernel(batch_inputs(batch, rules), out, codes, shares(batch.gpus.shape[0]),
+                          *parts)
     return out
 
 
@@ -118,8 +123,9 @@ def test_skipping_stably_held_jobs_changes_nothing(rule, prices):
     for seed in range(3):
         batch = generate_batch("random", seed, range(12), num_jobs=40, num_regions=8,
                                gpu_scale=0.5, arrivals="poisson", arrival_rate_per_h=3.0,
-                               price_profile=prices, start_rule=rule)
-        skipped, decided = _outputs(batch, names, True), _outputs(batch, names, False)
+                               price_profile=prices)
+        rules = Rules(start_rule=rule)
+        skipped, decided = _outputs(batch, rules, names, True), _outputs(batch, rules, names, False)
         for field in skipped._fields:
             np.testing.assert_array_equal(getattr(skipped, field), getattr(decided, field),
                                           err_msg=f"{field}, seed {seed}")
@@ -135,10 +141,10 @@ def test_spt_plans_memo_and_lane_holds_change_nothing(slack, prices):
     for seed in range(3):
         batch = generate_batch("random", seed, range(8), num_jobs=60, num_regions=10,
                                gpu_scale=0.5, arrivals="poisson", arrival_rate_per_h=4.0,
-                               price_profile=prices, plan_slack=slack,
-                               gpu_mix="cloud" if seed == 2 else "none")
-        fast = _outputs(batch, ["spt_plan"], False)
-        slow = _outputs(batch, ["spt_plan"], False, builtin=False)
+                               price_profile=prices, gpu_mix="cloud" if seed == 2 else "none")
+        rules = Rules(plan_slack=slack)
+        fast = _outputs(batch, rules, ["spt_plan"], False)
+        slow = _outputs(batch, rules, ["spt_plan"], False, builtin=False)
         for field in fast._fields:
             np.testing.assert_array_equal(getattr(fast, field), getattr(slow, field),
                                           err_msg=f"{field}, seed {seed}")

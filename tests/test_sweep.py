@@ -30,9 +30,10 @@ from bacepipe.headline import cell
 from bacepipe.metrics import METRICS
 from bacepipe.model.hardware import Hardware
 from bacepipe.policies import SCHEDULERS
-from bacepipe.sweep import Summary, format_summary, run_point, store, validate
+from bacepipe.settings import SWITCHES, HardwareConfig, SweepConfig
+from bacepipe.sweep import Summary, format_summary, run_point, store, tables, validate
 from bacepipe.sweep.chunks import JOB_COLUMNS, RUN_COLUMNS
-from bacepipe.sweep.config import CONF_DIR, SWEEPS_DIR, HardwareConfig, SweepConfig
+from bacepipe.sweep.config import CONF_DIR, SWEEPS_DIR
 from bacepipe.sweep.engine import prepare_point
 
 REPO = Path(__file__).resolve().parents[1]
@@ -71,7 +72,8 @@ def test_defaults():
     assert (s.num_jobs, s.num_regions, s.topologies, s.seed) == (8, 6, 1000, 0)
     assert s.schedulers == SCHEDULERS and s.backend == "loky" and s.dask_address is None
     assert s.workers >= 1 and not s.save_jobs and s.hardware == Hardware()
-    assert s.results_dir == Path("outputs/results").resolve() and s.extensions == {}
+    assert s.results_dir == Path("outputs/results").resolve()
+    assert all(getattr(s, k) is None for k in SWITCHES)  # SPEC §12 switches: the scenario's
 
 
 @pytest.mark.parametrize("key, value, message", [
@@ -303,7 +305,7 @@ def test_file_hardware_must_agree(tmp_path, base_scenario):
     base_scenario["hardware"] = {"mfu": 0.5}
     path = tmp_path / "hw.yaml"
     path.write_text(yaml.safe_dump(base_scenario))
-    with pytest.raises(InputError, match=r"hardware.mfu: the scenario file sets 0.5"):
+    with pytest.raises(InputError, match=r"hardware.mfu: the scenario sets 0.5"):
         run_point(settings(tmp_path, scenario=str(path)))
     run_point(settings(tmp_path, scenario=str(path), hardware={"mfu": 0.5}, topologies=2))
 
@@ -376,7 +378,7 @@ def test_summary_headline_is_the_reports_on_the_same_rows(tmp_path):
     folder = point_dir(tmp_path)
     summary = Summary(names)
     for start, stop in ranges:
-        summary.add({name: store.read_chunk(folder, start, stop, name,
+        summary.add({name: tables.read_chunk(folder, start, stop, name,
                                             ["avg_jct_h", "total_cost"]) for name in names})
     frame = summary.frame()
     check_summary_is_the_reports(frame, tmp_path)

@@ -124,9 +124,9 @@ def test_adding_a_scheduler_runs_only_its_chunks_one_core_call_each(tmp_path, cl
     calls = []
     real = chunks.simulate_batch
 
-    def spy(batch, schedulers):
+    def spy(batch, schedulers, rules):
         calls.append((batch.size, tuple(schedulers)))
-        return real(batch, schedulers)
+        return real(batch, schedulers, rules)
 
     monkeypatch.setattr(chunks, "simulate_batch", spy)
     report = run_point(settings(tmp_path))  # every scheduler

@@ -170,10 +170,12 @@ def test_claims_and_reference_point_ignore_extension_points(tmp_path):
     assert all(ref.get(k) is None for k in EXTENSION_KEYS) and ref["point"] == "p0"
 
 
-def test_extension_keys_match_the_sweep_config():
-    from bacepipe.sweep.config import EXTENSIONS
+def test_extension_keys_are_the_sweeps_switches():
+    from bacepipe.settings import SETTINGS, SWITCHES
 
-    assert tuple(EXTENSION_KEYS) == tuple(EXTENSIONS)
+    assert tuple(EXTENSION_KEYS) == SWITCHES == (
+        "arrivals", "arrival_rate_per_h", "trace", "latency", "memory_model", "price_profile")
+    assert all(SETTINGS[k].domain == "world" for k in SWITCHES)
 
 
 # --- python -m bacepipe.reproduce -------------------------------------------------------------

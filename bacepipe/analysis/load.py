@@ -32,17 +32,15 @@ from bacepipe.analysis.schema import (
     METRICS,
     POINT_COLUMNS,
     REQUIRED,
+    SWITCH_LEVELS,
     YARDSTICK_COLUMNS,
 )
 from bacepipe.cli import first_line
 from bacepipe.errors import InputError
+from bacepipe.settings import SCENARIO_DEFAULT as _SCENARIO_DEFAULT
 
 RUNS_DIR = "runs"
 _HIDDEN = (".", "_")
-#: The level value of a SPEC §12 switch left to the scenario (``bacepipe.sweep.store``).
-_SCENARIO_DEFAULT = "default"
-#: SPEC §12 switches whose level value is the value itself (arrivals is split).
-_SWITCHES = ("latency", "memory_model", "price_profile")
 #: Columns of a runs file read, in the order :func:`scan_runs` gives them (after the keys).
 _RUN_VALUES = {**POINT_COLUMNS, **ID_COLUMNS, **{m: pl.Float64() for m in METRICS},
                **YARDSTICK_COLUMNS}
@@ -152,7 +150,7 @@ def _switches_view() -> list[pl.Expr]:
                       .alias(key),
                       pl.when(kind == "poisson").then(detail).alias("arrival_rate_per_h"),
                       pl.when(kind == "trace").then(detail).alias("trace")]
-        elif key in _SWITCHES:
+        elif key in SWITCH_LEVELS:
             exprs.append(pl.when(pl.col(key) != _SCENARIO_DEFAULT).then(pl.col(key)).alias(key))
         else:
             exprs.append(pl.col(key))

@@ -1,7 +1,9 @@
 """Names shared by the analysis modules: result columns, hive key types, schedulers, axis defaults.
 
-Scheduler and metric names come from :mod:`bacepipe.policies` and :mod:`bacepipe.metrics`, which
-load no simulator: ``bacepipe.analysis`` reads Parquet only and never imports the core.
+Scheduler and metric names come from :mod:`bacepipe.policies` and :mod:`bacepipe.metrics`, the
+hive keys, the setting columns, the axes' defaults and the switches from the settings' declaration
+(:mod:`bacepipe.settings`); none of them loads the simulator: ``bacepipe.analysis`` reads Parquet
+only and never imports the core.
 
 The hive keys' types are given once (:data:`HIVE_SCHEMA`) and handed to each reader in its own
 form, so that every reader sees ``bandwidth_scale`` and ``gpu_scale`` as Float64 and ``num_jobs``
@@ -21,6 +23,7 @@ import pyarrow.dataset as ds
 
 from bacepipe.metrics import METRICS
 from bacepipe.policies import SCHEDULERS
+from bacepipe.settings import COLUMNS, DEFAULTS, LEVELS, SWITCHES, TYPES
 
 #: The scheduler every ratio is normalized to.
 BASELINE = "bace_pipe"
@@ -38,22 +41,12 @@ ID_COLUMNS: dict[str, pl.DataType] = {
 #: Columns every result file must have (the other METRICS may be missing: read as null).
 REQUIRED = ("seed", "topology", "scheduler", "avg_jct_h", "total_cost")
 
-#: The sweep engine's hive keys in path order, with their types: ``bacepipe.sweep.store.LEVELS``
-#: (every one written by every point), then ``point``. Repeated from there because importing the
-#: sweep loads the simulator (a test keeps the two equal).
+#: Polars types of the settings' declared Python types (a text key or column otherwise).
+_POLARS: dict[object, pl.DataType] = {float: pl.Float64(), int: pl.Int64()}
+#: The sweep engine's hive keys in path order, with their types: the settings declared as levels
+#: (:data:`bacepipe.settings.LEVELS`, every one written by every point), then ``point``.
 HIVE_SCHEMA: dict[str, pl.DataType] = {
-    "scenario": pl.String(),
-    "bandwidth_scale": pl.Float64(),
-    "gpu_scale": pl.Float64(),
-    "num_jobs": pl.Int64(),
-    "arrivals": pl.String(),
-    "latency": pl.String(),
-    "memory_model": pl.String(),
-    "price_profile": pl.String(),
-    "start_rule": pl.String(),
-    "gpu_mix": pl.String(),
-    "point": pl.String(),
-}
+    **{key: _POLARS.get(TYPES[key], pl.String()) for key in LEVELS}, "point": pl.String()}
 #: Arrow and SQL (duckdb) names of the polars types of :data:`HIVE_SCHEMA`.
 _READER_TYPES: dict[type[pl.DataType], tuple[pa.DataType, str]] = {
     pl.String: (pa.string(), "VARCHAR"),
@@ -74,18 +67,21 @@ DUCKDB_HIVE_TYPES = "{" + ", ".join(f"'{key}': '{_READER_TYPES[type(dtype)][1]}'
 #: their types: null where a file lacks one (older results, or a point swept without OPT).
 YARDSTICK_COLUMNS: dict[str, pl.DataType] = {
     "lower_bound_h": pl.Float64(), "opt_avg_jct_h": pl.Float64(), "opt_proven": pl.Boolean()}
-#: Columns of the runs files that are point settings, not per-row values (SPEC §14).
-POINT_COLUMNS: dict[str, pl.DataType] = {"plan_slack": pl.Float64()}
-#: Default value of each sweep axis (SPEC §8, §13, §16): the slice figures prefer.
-AXIS_DEFAULTS: dict[str, object] = {"bandwidth_scale": 1.0, "gpu_scale": 1.0, "num_jobs": 8,
-                                    "start_rule": "greedy", "gpu_mix": "none",
-                                    "plan_slack": 0.2}
+#: Columns of the runs files that are point settings, not per-row values (SPEC §14): the settings
+#: declared as columns.
+POINT_COLUMNS: dict[str, pl.DataType] = {key: _POLARS.get(TYPES[key], pl.String())
+                                         for key in COLUMNS}
+#: Default value of each sweep axis (SPEC §8, §13, §16): the slice figures prefer. The declared
+#: defaults of the levels and columns but the switches (off: null) and the scenario (always
+#: named).
+AXIS_DEFAULTS: dict[str, object] = {key: DEFAULTS[key] for key in (*LEVELS, *COLUMNS)
+                                    if key not in SWITCHES and key != "scenario"}
 #: SPEC §12 switches: every point writes them (``default`` when left to the scenario), and
 #: :func:`bacepipe.analysis.scan_runs` reads ``default`` as null, so a row whose extension keys
-#: are all null (or absent) is the paper's world (SPEC §1-11). Repeated from
-#: ``bacepipe.sweep.config.EXTENSIONS`` (a test keeps the two equal).
-EXTENSION_KEYS = ("arrivals", "arrival_rate_per_h", "trace", "latency", "memory_model",
-                  "price_profile")
+#: are all null (or absent) is the paper's world (SPEC §1-11).
+EXTENSION_KEYS = SWITCHES
+#: The switches that are hive levels, in path order.
+SWITCH_LEVELS = tuple(key for key in LEVELS if key in SWITCHES)
 
 #: Value columns of :func:`bacepipe.analysis.summarize`, one row per point x scheduler.
 SUMMARY_VALUE_COLUMNS = (

@@ -22,9 +22,8 @@ import polars as pl
 
 from bacepipe.analysis.claims import DEFAULT_AXES, NEGLIGIBLE, model_filter
 from bacepipe.analysis.roles import BASELINE, BASELINES
+from bacepipe.analysis.schema import SWITCH_LEVELS as SWITCHES
 
-#: The SPEC §12 switches (``schema.EXTENSION_KEYS`` without the qualifiers of arrivals).
-SWITCHES = ("arrivals", "latency", "memory_model", "price_profile")
 #: Sentence templates per explanation key (``none``: the paper's world, ``all``: every switch,
 #: ``aws10``: the measured-WAN scenario). Change the words here, by hand, when an analysis
 #: justifies it; numbers only as ``{facts}``.

@@ -1,5 +1,5 @@
 """What :mod:`bacepipe.core` exports: :func:`simulate_batch` validates a batch and the scheduler
-names, converts them to the kernels' arrays and runs the batched kernel
+names, converts them and the schedulers' rules to the kernels' arrays and runs the batched kernel
 (:mod:`~bacepipe.core.batch`); :class:`BatchResult` is what it returns."""
 
 from __future__ import annotations
@@ -26,6 +26,7 @@ from bacepipe.core.loop import (
 from bacepipe.core.model import C_KSTAR, C_MIN_GPUS
 from bacepipe.metrics import METRICS
 from bacepipe.model.batch import ScenarioBatch
+from bacepipe.model.rules import PAPER_RULES, Rules
 from bacepipe.policies import KINDS, check_schedulers, get_part, part_names, parts_of
 
 __all__ = ["METRICS", "STATUS_BAD_DECISION", "STATUS_NEVER_PLACED", "STATUS_OK",
@@ -107,19 +108,21 @@ def _codes(names, start_rule: str, index: dict) -> np.ndarray:
     return np.array(rows, dtype=np.int64).reshape(len(rows), len(KINDS) + 4)
 
 
-def batch_inputs(batch: ScenarioBatch) -> BatchInputs:
-    """The batch as the kernel reads it (contiguous arrays, latency in seconds)."""
+def batch_inputs(batch: ScenarioBatch, rules: Rules) -> BatchInputs:
+    """The batch and the rules as the kernel reads them (contiguous arrays, latency in
+    seconds)."""
     c = np.ascontiguousarray
     return BatchInputs(
-        batch.hardware.as_array(), batch.memory_on, batch.time_of_use, float(batch.plan_slack),
+        batch.hardware.as_array(), batch.memory_on, batch.time_of_use, float(rules.plan_slack),
         batch.hetero, c(batch.gpus), c(batch.price), c(batch.links_gbps),
         c(batch.latency_ms) / 1000.0, c(batch.price_profile), c(batch.utc_offset_h),
         c(batch.params_b), c(batch.layers), c(batch.hidden), c(batch.batch_size),
         c(batch.dataset_samples), c(batch.epochs), c(batch.arrival_h), *batch.gpu_arrays())
 
 
-def simulate_batch(batch: ScenarioBatch, schedulers) -> BatchResult:
-    """Simulate every topology of ``batch`` under every scheduler (parallel over topologies).
+def simulate_batch(batch: ScenarioBatch, schedulers, rules: Rules = PAPER_RULES) -> BatchResult:
+    """Simulate every topology of ``batch`` under every scheduler (parallel over topologies),
+    each told ``rules`` (SPEC §13-14).
 
     Schedulers whose parts all have kernels run in one call of the compiled core; a scheduler
     with a plain-Python part runs through the reference event loop, topology by topology, into
@@ -135,20 +138,21 @@ def simulate_batch(batch: ScenarioBatch, schedulers) -> BatchResult:
         parts, index = compiled_parts()
         compiled = [s for s, name in enumerate(names)
                     if all((kind, part.name) in index
-                           for kind, part in parts_of(name, batch.start_rule).items())]
+                           for kind, part in parts_of(name, rules.start_rule).items())]
         if compiled:
             run = simulate_batch_kernel if t > 1 else simulate_batch_serial
             sub = out if len(compiled) == len(names) else empty_outputs(t, len(compiled), j,
                                                                          width)
-            run(batch_inputs(batch), sub, _codes([names[s] for s in compiled],
-                                                 batch.start_rule, index), shares(t), *parts)
+            run(batch_inputs(batch, rules), sub, _codes([names[s] for s in compiled],
+                                                        rules.start_rule, index),
+                shares(t), *parts)
             if sub is not out:
                 _scatter(sub, out, compiled)
     slow = [s for s in range(len(names)) if s not in compiled]
     if slow:
         from bacepipe.sim.reference import fill_outputs
 
-        fill_outputs(batch, [names[s] for s in slow], slow, out)
+        fill_outputs(batch, rules, [names[s] for s in slow], slow, out)
     return BatchResult(out.metrics, out.status, out.bad_job,
                        out.const[:, :, C_KSTAR].astype(np.int64),
                        out.const[:, :, C_MIN_GPUS].astype(np.int64), out.start_s, out.end_s,

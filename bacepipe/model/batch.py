@@ -15,7 +15,6 @@ import numpy as np
 
 from bacepipe.model.hardware import Hardware, default_gpu_type
 from bacepipe.model.scenario import (
-    DEFAULT_PLAN_SLACK,
     Job,
     Region,
     Scenario,
@@ -43,8 +42,6 @@ class ScenarioBatch(NamedTuple):
     latency_on, time_of_use, memory_on : bool   extension switches (SPEC §12).
     gpu_type : int64[T, R]        index into ``gpu_types`` (−1: the hardware's values, SPEC §16).
     gpu_types : tuple[(name, GpuType), ...]  the GPU types regions may name.
-    start_rule : str              SPEC §13's rule for schedulers that do not fix their own.
-    plan_slack : float            SPEC §14's ε.
     bandwidth_gbps : float64[T, R] per-region B_r, scaled (NaN when unknown); kept for replay.
     lat, lon : float64[T, R]      coordinates (NaN when unknown).
     """
@@ -75,8 +72,6 @@ class ScenarioBatch(NamedTuple):
     memory_on: bool
     gpu_type: np.ndarray = None
     gpu_types: tuple = ()
-    start_rule: str = "greedy"
-    plan_slack: float = DEFAULT_PLAN_SLACK
 
     @property
     def size(self) -> int:
@@ -133,7 +128,6 @@ class ScenarioBatch(NamedTuple):
             hardware=self.hardware,
             latency_ms=as_tuple(self.latency_ms[i]) if self.latency_on else None,
             memory_model="adam_mixed" if self.memory_on else "none",
-            start_rule=self.start_rule, plan_slack=self.plan_slack,
             gpu_types=tuple(self.gpu_types[k] for k in sorted(set(self.gpu_type[i]) - {-1})),
         )
 
@@ -178,6 +172,4 @@ def batch_from_scenario(scenario: Scenario, copies: int = 1) -> ScenarioBatch:
         gpu_type=rows([-1 if r.gpu_type is None else names.index(r.gpu_type) for r in regions],
                       np.int64),
         gpu_types=scenario.gpu_types,
-        start_rule=scenario.start_rule,
-        plan_slack=scenario.plan_slack,
     )

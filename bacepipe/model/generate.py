@@ -8,14 +8,17 @@ same function for one topology.
 
 Extension switches (SPEC §12) are keyword arguments; None keeps what the scenario itself says, so
 the defaults give exactly the paper's world. :func:`generate_batch` takes its options as checked
-(the sweep's config checks them with :data:`OPTION_RULES`); :func:`topology_batch`, behind every
-single-topology function, checks them first.
+(the sweep checks them with :data:`OPTION_RULES`); :func:`topology_batch`, behind every
+single-topology function, checks them first. A scenario is read and parsed once per call: the
+switches are applied to its mapping, and the keys of the schedulers' rules are split off it
+(:func:`bacepipe.model.rules.split_rules`); generation makes the world, and
+:func:`topology_batch` hands the rules on beside it.
 """
 
 from __future__ import annotations
 
-import copy
 import functools
+from collections.abc import Mapping
 from importlib import resources
 from pathlib import Path
 
@@ -24,6 +27,7 @@ import numpy as np
 from bacepipe.errors import InputError
 from bacepipe.model.batch import ScenarioBatch, batch_from_scenario
 from bacepipe.model.hardware import CLOUD_GPU_MIX, GPU_CATALOG, GPU_MIXES, Hardware
+from bacepipe.model.rules import PAPER_RULES, RULE_CHECKS, Rules, split_rules
 from bacepipe.model.scenario import (
     SWITCH_RULES,
     Scenario,
@@ -56,8 +60,8 @@ GPU_MIX_SCENARIOS = ("random", "aws10")
 _TABLE3_SCENARIOS = ("random", "paper", "aws10")
 
 #: Rules (value, field) -> checked value of the options of a topology that are not part of its
-#: scenario (the switches are :data:`~bacepipe.model.scenario.SWITCH_RULES`); the sweep's config
-#: checks its values with the same rules. The bounds keep a typo from being attempted
+#: scenario (the switches are :data:`~bacepipe.model.scenario.SWITCH_RULES`); the sweep checks
+#: its values with the same rules. The bounds keep a typo from being attempted
 #: (docs/reliability.md).
 OPTION_RULES = {
     "seed": functools.partial(number, integer=True, minimum=0, maximum=2**63 - 1),
@@ -138,15 +142,12 @@ def _table3_jobs(num_jobs: int) -> list[dict]:
     return jobs
 
 
-def _switch(data: dict, *, arrivals, arrival_rate_per_h, trace, latency, memory_model,
-            price_profile, start_rule, plan_slack) -> dict:
-    """Apply the extension switches that are not None to a scenario dict (a copy); parsing the
-    dict checks them, ``price_profile`` is checked here."""
-    data = copy.deepcopy(data)
-    if start_rule is not None:
-        data["start_rule"] = start_rule
-    if plan_slack is not None:
-        data["plan_slack"] = plan_slack
+def _switch(data: Mapping, *, arrivals=None, arrival_rate_per_h=None, trace=None, latency=None,
+            memory_model=None, price_profile=None) -> Mapping:
+    """The scenario mapping with the extension switches that are not None applied (a new mapping;
+    ``data`` and its regions are left as they are). Parsing it checks them; ``price_profile`` is
+    checked here."""
+    data = dict(data)
     if arrivals is not None:
         for key in ("arrivals", "arrival_rate_per_h", "trace"):
             data.pop(key, None)
@@ -163,10 +164,12 @@ def _switch(data: dict, *, arrivals, arrival_rate_per_h, trace, latency, memory_
         data["memory_model"] = memory_model
     if price_profile is not None:
         profile = PRICE_PROFILES[SWITCH_RULES["price_profile"](price_profile, "price_profile")]
-        for region in data["regions"]:
-            region.pop("price_profile", None)
-            if profile is not None:
-                region["price_profile"] = list(profile)
+        own = {} if profile is None else {"price_profile": list(profile)}
+        regions = data.get("regions")
+        if isinstance(regions, (list, tuple)):
+            # What is not a region mapping stays as it is, for the parser to name.
+            data["regions"] = [{**{k: v for k, v in r.items() if k != "price_profile"}, **own}
+                               if isinstance(r, Mapping) else r for r in regions]
     return data
 
 
@@ -237,19 +240,28 @@ def _base_data(scenario, num_jobs: int, num_regions: int):
 
 
 def _base_scenario(scenario, num_jobs: int, num_regions: int, hardware: Hardware | None,
-                   switches: dict) -> Scenario:
-    """The scenario with its switches (None: keep) and ``hardware`` applied, parsed, before the
-    random draws and the scales. A parsed Scenario that nothing changes is taken as it is."""
+                   switches: dict) -> tuple[Scenario, Rules]:
+    """The world with its switches (None: keep) and ``hardware`` applied, parsed once, before the
+    random draws and the scales; and the rules its mapping sets (the defaults for a parsed
+    Scenario, which holds none and is taken as it is).
+
+    Raises
+    ------
+    InputError
+        A parsed Scenario given with switches or hardware (give them with its source), or
+        whatever parsing the mapping finds.
+    """
     if isinstance(scenario, Scenario):
-        if hardware is None and all(value is None for value in switches.values()):
-            return scenario
-        data, base_dir = scenario.to_dict(), None
-    else:
-        data, base_dir = _base_data(scenario, num_jobs, num_regions)
-    data = _switch(data, **switches)
-    if hardware is not None:
-        data["hardware"] = hardware.to_dict()
-    return parse_scenario(data, base_dir=base_dir)
+        if hardware is not None or any(value is not None for value in switches.values()):
+            raise InputError("scenario", "a parsed Scenario is taken as it is: give the "
+                             "switches and hardware with its source (a dict, a YAML path or a "
+                             "built-in name)")
+        return scenario, PAPER_RULES
+    data, base_dir = _base_data(scenario, num_jobs, num_regions)
+    data, rules = split_rules(data)
+    if isinstance(data, Mapping):
+        data = _switch(data, **switches)
+    return parse_scenario(data, base_dir=base_dir, hardware=hardware), rules
 
 
 def check_gpu_mix(gpu_mix: str, scenario) -> None:
@@ -265,18 +277,19 @@ def generate_batch(scenario="random", seed: int = 0, topologies=(0,), *,
                    num_regions: int = 6, hardware: Hardware | None = None,
                    arrivals: str | None = None, arrival_rate_per_h: float | None = None,
                    trace: str | None = None, latency: str | None = None,
-                   memory_model: str | None = None,
-                   price_profile: str | None = None, start_rule: str | None = None,
-                   plan_slack: float | None = None, gpu_mix: str = "none") -> ScenarioBatch:
-    """The topologies ``topologies`` of a sweep point, as one batch.
+                   memory_model: str | None = None, price_profile: str | None = None,
+                   gpu_mix: str = "none") -> ScenarioBatch:
+    """The topologies ``topologies`` of a sweep point, as one batch (the world alone: a
+    scenario file's rules are checked and left out; :func:`topology_batch` hands them on).
 
-    The options are taken as checked (by the sweep's config, or by :func:`topology_batch`, with
-    :data:`OPTION_RULES`); the scenario and its switches are checked as they are parsed.
+    The options are taken as checked (by the sweep's settings, or by :func:`topology_batch`,
+    with :data:`OPTION_RULES`); the scenario and its switches are checked as they are parsed.
 
     Parameters
     ----------
     scenario : ``random``, ``paper``, ``motivation``, ``aws10``, the path of a scenario YAML
-        file, a scenario dict (SPEC §9 shape) or a parsed :class:`Scenario`.
+        file, a scenario dict (SPEC §9 shape) or a parsed :class:`Scenario` (taken as it is:
+        no switches or hardware).
     seed : the sweep's seed; topology t depends on (seed, t) alone.
     topologies : topology indices (any order, any subset).
     bandwidth_scale, gpu_scale : scales of SPEC §10a, applied to bandwidths and GPUs
@@ -292,16 +305,24 @@ def generate_batch(scenario="random", seed: int = 0, topologies=(0,), *,
     memory_model : ``none`` | ``adam_mixed``; None keeps the scenario's.
     price_profile : ``flat`` | ``business`` (time-of-use multipliers on every region); None keeps
         the scenario's.
-    start_rule : ``greedy`` | ``wait_if_faster`` (SPEC §13); None keeps the scenario's.
-    plan_slack : ``spt_plan``'s slack ε >= 0 (SPEC §14); None keeps the scenario's.
     gpu_mix : ``none`` | ``cloud``: each region's GPU type drawn uniformly from A6000, A100, L40S
         and H100 after every other draw (SPEC §16; ``random`` and ``aws10`` only).
     """
+    return _generate(scenario, seed, topologies, bandwidth_scale=bandwidth_scale,
+                     gpu_scale=gpu_scale, num_jobs=num_jobs, num_regions=num_regions,
+                     hardware=hardware, gpu_mix=gpu_mix, arrivals=arrivals,
+                     arrival_rate_per_h=arrival_rate_per_h, trace=trace, latency=latency,
+                     memory_model=memory_model, price_profile=price_profile)[0]
+
+
+def _generate(scenario, seed: int, topologies, *, bandwidth_scale: float = 1.0,
+              gpu_scale: float = 1.0, num_jobs: int = 8, num_regions: int = 6,
+              hardware: Hardware | None = None, gpu_mix: str = "none",
+              **switches) -> tuple[ScenarioBatch, Rules]:
+    """:func:`generate_batch` (``switches``: the keywords of :func:`_switch`), and the rules
+    the scenario's mapping sets."""
     topologies = np.asarray(topologies, dtype=np.int64).reshape(-1)
-    switches = {"arrivals": arrivals, "arrival_rate_per_h": arrival_rate_per_h, "trace": trace,
-                "latency": latency, "memory_model": memory_model, "price_profile": price_profile,
-                "start_rule": start_rule, "plan_slack": plan_slack}
-    base = _base_scenario(scenario, num_jobs, num_regions, hardware, switches)
+    base, rules = _base_scenario(scenario, num_jobs, num_regions, hardware, switches)
     name = scenario if isinstance(scenario, str) else None
     if name == "random":
         batch = _random_batch(base, seed, topologies)
@@ -310,7 +331,7 @@ def generate_batch(scenario="random", seed: int = 0, topologies=(0,), *,
         if name == "aws10":
             batch = batch._replace(gpus=_draw_gpus(seed, topologies, len(base.regions)))
     batch = batch.scaled(bandwidth_scale, gpu_scale)
-    if name in _TABLE3_SCENARIOS and arrivals != "trace":
+    if name in _TABLE3_SCENARIOS and switches.get("arrivals") != "trace":
         batch = _draw_datasets(batch, seed, topologies)
     if base.arrivals == "poisson":
         batch = _draw_arrivals(batch, base.arrival_rate_per_h, seed, topologies)
@@ -319,33 +340,42 @@ def generate_batch(scenario="random", seed: int = 0, topologies=(0,), *,
         kind = _choice(uniforms(seed, topologies, _STREAM_GPU_TYPE, n), len(CLOUD_GPU_MIX))
         batch = batch._replace(gpu_type=kind, gpu_types=tuple(
             (name, GPU_CATALOG[name]) for name in CLOUD_GPU_MIX))
-    return batch
+    return batch, rules
 
 
 def topology_batch(scenario="random", seed: int = 0, topology: int = 0,
-                   **options) -> ScenarioBatch:
-    """Topology ``topology`` of ``seed`` as a batch of one, ``seed``, ``topology`` and the
-    ``options`` of :func:`generate_batch` checked first (:data:`OPTION_RULES`): what
+                   **options) -> tuple[ScenarioBatch, Rules]:
+    """Topology ``topology`` of ``seed`` as a batch of one, and the schedulers' rules: what
     :func:`generate_scenario`, :func:`load_scenario`, :func:`bacepipe.run_scenario` and
-    ``python -m bacepipe.simulate`` build on."""
+    ``python -m bacepipe.simulate`` build on.
+
+    ``seed``, ``topology`` and the ``options`` of :func:`generate_batch` are checked first
+    (:data:`OPTION_RULES`). ``options`` may also name rules (``start_rule``, ``plan_slack``:
+    :class:`~bacepipe.model.rules.Rules`): each not None replaces the scenario's own.
+    """
+    given = {key: options.pop(key) for key in RULE_CHECKS if key in options}
     checked = {key: OPTION_RULES[key](value, key) if key in OPTION_RULES else value
                for key, value in {"seed": seed, "topology": topology, **options}.items()}
     check_gpu_mix(checked.get("gpu_mix", "none"), scenario)
-    return generate_batch(scenario, checked.pop("seed"), [checked.pop("topology")], **checked)
+    seed, topology = checked.pop("seed"), checked.pop("topology")
+    batch, rules = _generate(scenario, seed, [topology], **checked)
+    return batch, rules.updated(given)
 
 
 def generate_scenario(scenario="random", seed: int = 0, topology: int = 0, **options) -> dict:
-    """The scenario dict (SPEC §9 shape, scaled values) that a sweep simulated for one row.
+    """The scenario dict (SPEC §9 shape, scaled values) that a sweep simulated for one row, with
+    the rules it ran under that differ from the defaults.
 
-    ``options`` are those of :func:`generate_batch`.
+    ``options`` are those of :func:`topology_batch`.
     """
-    return topology_batch(scenario, seed, topology, **options).scenario(0).to_dict()
+    batch, rules = topology_batch(scenario, seed, topology, **options)
+    return {**batch.scenario(0).to_dict(), **rules.to_dict()}
 
 
 def load_scenario(source, seed: int = 0, topology: int = 0) -> Scenario:
-    """A :class:`Scenario` from a dict (SPEC §9 shape), a YAML path, a built-in name or a Scenario.
+    """The world of a dict (SPEC §9 shape), a YAML path, a built-in name or a Scenario.
 
     Built-in names and random draws (datasets, Poisson arrivals) give topology ``topology`` of
     ``seed``; the result holds the drawn values.
     """
-    return topology_batch(source, seed, topology).scenario(0)
+    return topology_batch(source, seed, topology)[0].scenario(0)

@@ -5,6 +5,9 @@ links (B_u + B_v)/2 when the matrix is left out, applies ``bandwidth_scale`` and
 (SPEC §10a) and returns a frozen :class:`Scenario` that holds the scaled values. Every problem is
 an :class:`~bacepipe.errors.InputError` whose message names the field, e.g.
 ``regions[2].gpus: must be >= 0, got -1`` (the checks of :mod:`bacepipe.validation`).
+
+A scenario is the world alone: the keys of a scenario file that set the schedulers' rules
+(``start_rule``, ``plan_slack``) are split off before it is parsed (:mod:`bacepipe.model.rules`).
 """
 
 from __future__ import annotations
@@ -41,27 +44,21 @@ MAX_TFLOPS = 1e9
 EARTH_RADIUS_KM = 6371.0
 
 ARRIVALS = ("batch", "poisson", "trace")
-#: Start rules a scenario may name (SPEC §13); ``greedy`` is §5 exactly.
-START_RULES = ("greedy", "wait_if_faster")
-#: SPEC §14's default slack ε of ``spt_plan``.
-DEFAULT_PLAN_SLACK = 0.2
-#: Rules of the switches (SPEC §12-14), (value, field) -> checked value: a scenario file's
+#: Rules of the switches (SPEC §12), (value, field) -> checked value: a scenario file's
 #: top-level keys and ``price_profile``, which generation applies to every region. A sweep's
-#: overrides of them (:mod:`bacepipe.sweep.config`) are checked by the same rules.
+#: values of them (:mod:`bacepipe.settings`) are checked by the same rules.
 SWITCH_RULES = {
     "arrivals": partial(choice, options=ARRIVALS),
     # Slower rates push arrivals past the time resolution of float64 seconds.
     "arrival_rate_per_h": partial(number, minimum=1e-3, maximum=1e6),
     "latency": partial(choice, options=LATENCY_MODES),
     "memory_model": partial(choice, options=MEMORY_MODELS),
-    "start_rule": partial(choice, options=START_RULES),
-    "plan_slack": partial(number, minimum=0.0, maximum=1e6),
     "price_profile": partial(choice, options=tuple(PRICE_PROFILES)),
 }
 #: Largest SPEC §10a scales: past them the scaled values overflow or mean nothing.
 MAX_SCALE = {"bandwidth_scale": 1e6, "gpu_scale": 1e3}
 _TOP_KEYS = ("hardware", "regions", "links_gbps", "latency_ms", "latency", "memory_model", "jobs",
-             "arrivals", "arrival_rate_per_h", "trace", "start_rule", "plan_slack", "gpu_types")
+             "arrivals", "arrival_rate_per_h", "trace", "gpu_types")
 _REGION_KEYS = ("name", "gpus", "price", "bandwidth_gbps", "lat", "lon", "price_profile",
                 "utc_offset_h", "gpu_type")
 _GPU_TYPE_KEYS = ("tflops", "mem_gb", "power_kw")
@@ -112,9 +109,7 @@ class Scenario:
     ``links_gbps[u][v]`` is the nominal bandwidth u→v in Gbit/s (0: no link); ``latency_ms[u][v]``
     the one-way latency in ms, or None when latency is off. ``arrivals`` is ``batch`` (every job
     at its ``arrival_h``) or ``poisson`` (arrival times drawn per topology when a batch is
-    generated, at ``arrival_rate_per_h``); a trace has already become the jobs. ``start_rule``
-    (SPEC §13) applies to every scheduler that does not fix its own; ``plan_slack`` is the slack
-    ε of ``spt_plan`` (SPEC §14).
+    generated, at ``arrival_rate_per_h``); a trace has already become the jobs.
     """
 
     regions: tuple[Region, ...]
@@ -125,8 +120,6 @@ class Scenario:
     memory_model: str = "none"
     arrivals: str = "batch"
     arrival_rate_per_h: float | None = None
-    start_rule: str = "greedy"
-    plan_slack: float = DEFAULT_PLAN_SLACK
     gpu_types: tuple[tuple[str, GpuType], ...] = ()
 
     @property
@@ -190,10 +183,6 @@ class Scenario:
         if self.arrivals == "poisson":
             out["arrivals"] = "poisson"
             out["arrival_rate_per_h"] = self.arrival_rate_per_h
-        if self.start_rule != "greedy":
-            out["start_rule"] = self.start_rule
-        if self.plan_slack != DEFAULT_PLAN_SLACK:
-            out["plan_slack"] = self.plan_slack
         if self.gpu_types:
             out["gpu_types"] = {name: {"tflops": t.tflops, "mem_gb": t.mem_gb,
                                        "power_kw": t.power_kw} for name, t in self.gpu_types}
@@ -374,12 +363,15 @@ def geo_latency_ms(lat, lon) -> np.ndarray:
 
 
 def parse_scenario(data, *, bandwidth_scale: float = 1.0, gpu_scale: float = 1.0,
-                   base_dir: str | Path | None = None) -> Scenario:
-    """Validate a scenario mapping (SPEC §9 shape) and return it with scales applied
-    (:meth:`Scenario.scaled`).
+                   base_dir: str | Path | None = None, hardware: Hardware | None = None
+                   ) -> Scenario:
+    """Validate a scenario mapping (SPEC §9 shape, without the rules' keys) and return it with
+    scales applied (:meth:`Scenario.scaled`).
 
     ``arrivals: trace`` reads the jobs from the CSV named by ``trace`` (relative paths against
-    ``base_dir``, the scenario file's folder, else the working directory).
+    ``base_dir``, the scenario file's folder, else the working directory). ``hardware``, when
+    given, applies to the scenario: a value the mapping's own ``hardware`` sets must agree with
+    it (silently replacing it would simulate other hardware than the scenario says).
 
     Raises
     ------
@@ -388,13 +380,20 @@ def parse_scenario(data, *, bandwidth_scale: float = 1.0, gpu_scale: float = 1.0
     """
     bandwidth_scale = check_scale(bandwidth_scale, "bandwidth_scale")
     gpu_scale = check_scale(gpu_scale, "gpu_scale")
-    return _parse(data, base_dir).scaled(bandwidth_scale, gpu_scale)
+    return _parse(data, base_dir, hardware).scaled(bandwidth_scale, gpu_scale)
 
 
-def _parse(data, base_dir: str | Path | None) -> Scenario:
+def _parse(data, base_dir: str | Path | None, hardware: Hardware | None) -> Scenario:
     """:func:`parse_scenario` before the scales: links derived from the regions' B_r as given."""
     data = mapping(data, "", _TOP_KEYS)
-    hardware = parse_hardware(data.get("hardware"))
+    own = parse_hardware(data.get("hardware"))
+    if hardware is None:
+        hardware = own
+    for key in data.get("hardware") or {}:
+        if getattr(own, key) != getattr(hardware, key):
+            raise InputError(f"hardware.{key}", f"the scenario sets {getattr(own, key)!r} but "
+                             f"{getattr(hardware, key)!r} is given; give hardware.{key}="
+                             f"{getattr(own, key)!r} or drop it from the scenario")
 
     raw_regions = sequence(required(data, "regions", "scenario"), "regions")
     if not raw_regions:
@@ -456,12 +455,9 @@ def _parse(data, base_dir: str | Path | None) -> Scenario:
     if not raw_jobs:
         raise InputError(job_field.split("[")[0], "must list at least one job")
     jobs = tuple(_parse_job(j, job_field.format(i=i), hardware) for i, j in enumerate(raw_jobs))
-    start_rule = SWITCH_RULES["start_rule"](data.get("start_rule", "greedy"), "start_rule")
-    plan_slack = SWITCH_RULES["plan_slack"](data.get("plan_slack", DEFAULT_PLAN_SLACK),
-                                            "plan_slack")
     return Scenario(regions=regions, jobs=jobs, links_gbps=links, hardware=hardware,
                     latency_ms=latency, memory_model=memory_model, arrivals=arrivals,
-                    arrival_rate_per_h=rate, start_rule=start_rule, plan_slack=plan_slack,
+                    arrival_rate_per_h=rate,
                     gpu_types=_parse_gpu_types(data.get("gpu_types"), regions))
 
 

@@ -22,12 +22,10 @@ from pathlib import Path
 from typing import NamedTuple
 
 from bacepipe.errors import InputError
-from bacepipe.model.scenario import START_RULES
+from bacepipe.model.rules import START_RULES
 
 KINDS = ("ordering", "start_rule", "placement", "allocator")
 ROLES = ("paper", "baseline", "ablation", "ours", "user")
-#: The start rules a scenario (or sweep) may name (SPEC §13).
-SCENARIO_START_RULES = START_RULES
 #: The scheduler every ratio of the report is relative to.
 REFERENCE_SCHEDULER = "bace_pipe"
 
@@ -41,7 +39,8 @@ BUILTIN_PARTS = {
 
 
 class Scheduler(NamedTuple):
-    """A scheduler's parts and role. ``start_rule`` None follows the scenario's ``start_rule``."""
+    """A scheduler's parts and role. ``start_rule`` None follows the run's rules
+    (:class:`bacepipe.model.rules.Rules`)."""
 
     ordering: str
     placement: str
@@ -129,7 +128,8 @@ def role_of(name: str) -> str:
 
 
 def parts_of(name: str, start_rule: str = "greedy") -> dict[str, Part]:
-    """The four parts of scheduler ``name``, its start rule resolved against the scenario's."""
+    """The four parts of scheduler ``name``, its start rule resolved against the run's
+    ``start_rule`` (:class:`bacepipe.model.rules.Rules`)."""
     spec = SCHEDULER_PARTS[name]
     names = {"ordering": spec.ordering, "start_rule": spec.start_rule or start_rule,
              "placement": spec.placement, "allocator": spec.allocator}
@@ -139,7 +139,7 @@ def parts_of(name: str, start_rule: str = "greedy") -> dict[str, Part]:
 def engine_of(name: str) -> str:
     """``compiled`` when every part of the scheduler has a kernel, else ``reference`` (the
     plain-Python event loop runs it)."""
-    for start_rule in SCENARIO_START_RULES:
+    for start_rule in START_RULES:
         if any(p.kernel is None for p in parts_of(name, start_rule).values()):
             return "reference"
     return "compiled"
@@ -230,8 +230,8 @@ def register_part(kind: str, name: str, *, kernel=None, twin=None, static: bool 
 
 def register_scheduler(name: str, *, ordering: str, placement: str, allocator: str,
                        start_rule: str | None = None, role: str = "user") -> None:
-    """Register scheduler ``name`` made of registered parts (``start_rule`` None: the
-    scenario's). Raises InputError on a clash, an unknown part or role."""
+    """Register scheduler ``name`` made of registered parts (``start_rule`` None: the run's).
+    Raises InputError on a clash, an unknown part or role."""
     where = _where()
     if not isinstance(name, str) or not name.isidentifier():
         raise InputError(where, f"scheduler name must be an identifier, got {name!r}")

@@ -2,11 +2,12 @@
 
 Contract
 --------
-``simulate_reference(scenario, scheduler) -> dict`` runs the event loop of SPEC §5 (with §13's
-scan) with one registered scheduler and returns the JSON object of SPEC §9 plus the run metrics of
-SPEC §10. Everything is float64 Python arithmetic, in the order SPEC §10a fixes (sums in path
-order, exact float compares except the 1e-12 tie of Alg. 1 line 20), so the numba core must agree
-with it to floating-point rounding. Time is in seconds inside, hours (``_h``) outside.
+``simulate_reference(scenario, scheduler, rules) -> dict`` runs the event loop of SPEC §5 (with
+§13's scan) with one registered scheduler told ``rules`` and returns the JSON object of SPEC §9
+plus the run metrics of SPEC §10. Everything is float64 Python arithmetic, in the order SPEC §10a
+fixes (sums in path order, exact float compares except the 1e-12 tie of Alg. 1 line 20), so the
+numba core must agree with it to floating-point rounding. Time is in seconds inside, hours
+(``_h``) outside.
 
 A scheduler is an ordering × a start rule × a placement policy × an allocator, each a part of
 :mod:`bacepipe.policies` whose ``twin`` this loop calls; this module holds the loop and what the
@@ -21,6 +22,7 @@ from collections.abc import Sequence
 from types import ModuleType
 
 from bacepipe.errors import InputError
+from bacepipe.model.rules import PAPER_RULES, Rules
 from bacepipe.model.scenario import Scenario
 from bacepipe.sim import model
 from bacepipe.sim.decisions import BadDecision, check_decision
@@ -102,7 +104,7 @@ class ReferenceRun:
     the model, with the helpers their decisions need. Only :func:`simulate_reference` changes
     it."""
 
-    def __init__(self, scenario: Scenario, models: list[JobModel]):
+    def __init__(self, scenario: Scenario, models: list[JobModel], rules: Rules = PAPER_RULES):
         n = len(scenario.jobs)
         self.scenario, self.models = scenario, models
         self.arrivals = [job.arrival_h * 3600 for job in scenario.jobs]
@@ -114,7 +116,7 @@ class ReferenceRun:
         self.start_seq = [0] * n
         self.started = 0
         self.running: list[int] = []
-        self.plan_slack = scenario.plan_slack
+        self.plan_slack = rules.plan_slack
 
     def prices_at(self, t_s: float) -> list[float]:
         """What price-based choices compare at t: P_r(t) (SPEC §12), or with GPU types the price
@@ -147,9 +149,9 @@ class ReferenceRun:
         self.running.append(j)
 
 
-def simulate_reference(scenario: Scenario, scheduler: str) -> dict:
-    """Run one scenario with one scheduler (SPEC §5, §10a, §13); returns the SPEC §9 dict + §10
-    metrics.
+def simulate_reference(scenario: Scenario, scheduler: str, rules: Rules = PAPER_RULES) -> dict:
+    """Run one scenario with one scheduler told ``rules`` (SPEC §5, §10a, §13-14); returns the
+    SPEC §9 dict + §10 metrics.
 
     Raises
     ------
@@ -161,7 +163,7 @@ def simulate_reference(scenario: Scenario, scheduler: str) -> dict:
     from bacepipe.policies import check_schedulers, parts_of
 
     check_schedulers(scheduler)
-    parts = parts_of(scheduler, scenario.start_rule)
+    parts = parts_of(scheduler, rules.start_rule)
     for kind, part in parts.items():
         if part.twin is None:
             raise InputError("scheduler", f"{scheduler}: {kind} part {part.name!r} has no "
@@ -170,7 +172,7 @@ def simulate_reference(scenario: Scenario, scheduler: str) -> dict:
     place, allocate = parts["placement"].twin, parts["allocator"].twin
     jobs = scenario.jobs
     models = job_models(scenario)
-    sim = ReferenceRun(scenario, models)
+    sim = ReferenceRun(scenario, models, rules)
     arrivals = sim.arrivals
     future = sorted(range(len(jobs)), key=lambda j: (arrivals[j], j))
     pending: list[int] = []
@@ -253,8 +255,10 @@ def _result(scenario, scheduler, models, arrivals, start, end, exec_s, cost, pat
     }
 
 
-def fill_outputs(batch, names: Sequence[str], columns: Sequence[int], out) -> None:
-    """Run schedulers ``names`` through this loop on every topology of ``batch`` and write their
+def fill_outputs(batch, rules: Rules, names: Sequence[str], columns: Sequence[int],
+                 out) -> None:
+    """Run schedulers ``names`` (told ``rules``) through this loop on every topology of ``batch``
+    and write their
     rows into scheduler columns ``columns`` of the core's outputs ``out``
     (:class:`bacepipe.core.batch.BatchOutputs`): the slow path of plain-Python plug-ins. A run
     that stops (a job never placed, a part's bad decision) gets the status and job the core
@@ -278,7 +282,7 @@ def fill_outputs(batch, names: Sequence[str], columns: Sequence[int], out) -> No
         out.const[t, :, C_MIN_GPUS] = [m.min_gpus for m in models]
         for name, s in zip(names, columns, strict=True):
             try:
-                result = simulate_reference(scenario, name)
+                result = simulate_reference(scenario, name, rules)
             except BadDecision as err:  # reported as the core reports its own
                 out.status[t, s], out.bad_job[t, s] = STATUS_BAD_DECISION, err.job
                 continue

@@ -1,4 +1,5 @@
-"""Single runs: a scenario and a scheduler in, the SPEC §9 result dict out (numba core inside)."""
+"""Single runs: a scenario, a scheduler and its rules in, the SPEC §9 result dict out (numba core
+inside)."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from bacepipe.core import (
 from bacepipe.errors import InputError
 from bacepipe.model.batch import ScenarioBatch
 from bacepipe.model.generate import topology_batch
+from bacepipe.model.rules import Rules
 from bacepipe.policies import SCHEDULER_PARTS, check_schedulers, get_part, load_plugins
 from bacepipe.sim.decisions import BadDecision
 from bacepipe.sim.reference import simulate_reference
@@ -23,14 +25,17 @@ _ANY_CHECK = ("more GPUs than free or than K*, a region twice, an infeasible hop
               "other than the allocation's sum")
 
 
-def raise_for_status(batch: ScenarioBatch, result: BatchResult, where: str = "") -> None:
-    """Turn the first non-OK run of a batch into an InputError naming the job (and ``where``)."""
+def raise_for_status(batch: ScenarioBatch, rules: Rules, result: BatchResult,
+                     where: str = "", first: int = 0) -> None:
+    """Turn the first non-OK run (row-major) of a batch simulated under ``rules`` into an
+    InputError naming the job, after ``where`` (formatted with the run's ``topology``, counted
+    from ``first``, the index of the batch's first topology, and its ``scheduler``)."""
     bad = (result.status != 0).nonzero()
     if not bad[0].size:
         return
     t, s = int(bad[0][0]), int(bad[1][0])
     j = int(result.bad_job[t, s])
-    prefix = f"{where.format(topology=t, scheduler=result.schedulers[s])}" if where else ""
+    prefix = where.format(topology=first + t, scheduler=result.schedulers[s]) if where else ""
     name = batch.job_names[j]
     if result.status[t, s] == STATUS_TOO_FEW_GPUS:
         usable = min(int(batch.layers[t, j]), int(batch.gpus[t].sum()))
@@ -42,22 +47,23 @@ def raise_for_status(batch: ScenarioBatch, result: BatchResult, where: str = "")
         culprits = [get_part(kind, getattr(spec, kind)).source or kind for kind in
                     ("start_rule", "placement", "allocator") if getattr(spec, kind)]
         raise InputError(f"{prefix}scheduler {result.schedulers[s]}",
-                         f"{bad_decision(batch, t, result.schedulers[s], j)}; parts from "
+                         f"{bad_decision(batch, rules, t, result.schedulers[s], j)}; parts from "
                          f"{', '.join(dict.fromkeys(culprits))}")
     assert result.status[t, s] == STATUS_NEVER_PLACED
     raise InputError(f"{prefix}jobs[{j}]", f"{name!r} can never be placed under "
                      f"{result.schedulers[s]}: nothing runs and nothing more arrives")
 
 
-def bad_decision(batch: ScenarioBatch, t: int, scheduler: str, j: int) -> str:
-    """Why ``scheduler`` placed job j of topology t against SPEC §4, which the core reports as
+def bad_decision(batch: ScenarioBatch, rules: Rules, t: int, scheduler: str, j: int) -> str:
+    """Why ``scheduler`` (told ``rules``) placed job j of topology t against SPEC §4, which the
+    core reports as
     a status alone: the run replayed through the reference loop, whose check of each decision
     (:func:`bacepipe.sim.decisions.decision_problem`) is the core's, names the check that failed
     and its numbers (``placed job j ('name') ...``). When the replay does not stop at job j (a
     part without a twin, or a twin that decides otherwise than its kernel), the message lists
     every check the core applies and says why it cannot tell which."""
     try:
-        simulate_reference(batch.scenario(t), scheduler)
+        simulate_reference(batch.scenario(t), scheduler, rules)
         why = "its parts' twins place that job within SPEC §4, unlike their kernels"
     except BadDecision as err:
         if err.job == j:
@@ -97,7 +103,7 @@ def result_dict(batch: ScenarioBatch, result: BatchResult, t: int, s: int) -> di
     return out
 
 
-def run_scenario(scenario, scheduler: str, *, plugins=()) -> dict:
+def run_scenario(scenario, scheduler: str, *, plugins=(), **rules) -> dict:
     """Simulate one scenario under one scheduler.
 
     Parameters
@@ -108,6 +114,8 @@ def run_scenario(scenario, scheduler: str, *, plugins=()) -> dict:
     scheduler : a registered scheduler (:data:`bacepipe.policies.SCHEDULER_PARTS`).
     plugins : Python files or module names that register parts and schedulers
         (:func:`bacepipe.policies.load_plugins`), loaded first.
+    rules : ``start_rule``, ``plan_slack`` (:class:`~bacepipe.model.rules.Rules`): each given
+        (not None) replaces the scenario's own key (a parsed Scenario has none: the defaults).
 
     Returns
     -------
@@ -127,12 +135,14 @@ def run_scenario(scenario, scheduler: str, *, plugins=()) -> dict:
     if not isinstance(scheduler, str):
         raise InputError("scheduler", f"must be a scheduler name, got {scheduler!r}")
     check_schedulers(scheduler)
-    return run_batch(topology_batch(scenario), scheduler)
+    batch, own = topology_batch(scenario)
+    return run_batch(batch, own.updated(rules), scheduler)
 
 
-def run_batch(batch: ScenarioBatch, scheduler: str) -> dict:
-    """Topology 0 of ``batch`` under a registered ``scheduler``: :func:`run_scenario`'s result
-    for a scenario already generated (no second pass through a Scenario)."""
-    result = simulate_batch(batch, (scheduler,))
-    raise_for_status(batch, result)
+def run_batch(batch: ScenarioBatch, rules: Rules, scheduler: str) -> dict:
+    """Topology 0 of ``batch`` under a registered ``scheduler`` told ``rules``:
+    :func:`run_scenario`'s result for a scenario already generated (no second pass through a
+    Scenario)."""
+    result = simulate_batch(batch, (scheduler,), rules)
+    raise_for_status(batch, rules, result)
     return result_dict(batch, result, 0, 0)

@@ -38,7 +38,8 @@ from omegaconf.errors import OmegaConfBaseException
 from bacepipe.cli import EXIT_BAD_INPUT, EXIT_INTERRUPTED, EXIT_INVARIANT, EXIT_WORKER_LOST
 from bacepipe.core.compile_notice import announce_on
 from bacepipe.errors import InputError, InvariantViolation, WorkerLost
-from bacepipe.sweep.config import CONF_DIR, RULES, SWEEPS_DIR, check_value, register_configs
+from bacepipe.settings import SETTINGS, help_text
+from bacepipe.sweep.config import CONF_DIR, SWEEPS_DIR, check_value, register_configs
 from bacepipe.sweep.config import validate as validate_config
 
 PROG = "bacepipe.sweep"
@@ -48,6 +49,8 @@ register_configs()
 # conf/config.yaml adds sweeps/ to Hydra's search path through this resolver: the path must be
 # absolute, and only Python knows where the repository is.
 OmegaConf.register_new_resolver("bacepipe_sweeps_dir", lambda: str(SWEEPS_DIR), replace=True)
+# --help lists every setting from its declaration (bacepipe.settings).
+OmegaConf.register_new_resolver("bacepipe_settings_help", help_text, replace=True)
 
 
 def _hydra_info() -> dict:
@@ -60,7 +63,8 @@ def _hydra_info() -> dict:
 @hydra.main(config_path=str(CONF_DIR), config_name="config", version_base="1.3")
 def task(cfg: DictConfig) -> None:
     """Validate the composed config, run the point, print where it went and its summary."""
-    from bacepipe.sweep.engine import format_summary, run_point
+    from bacepipe.sweep.engine import run_point
+    from bacepipe.sweep.summary import format_summary
 
     hc = HydraConfig.get()
     if hc.mode.name == "RUN" and hc.sweeper.get("params"):
@@ -123,8 +127,11 @@ def precheck(argv: list[str]) -> None:
         The first bad value, a key the sweep does not know, or an unknown preset.
     """
     parser = OverridesParser.create()
-    # plugins first: checking them loads them, and their schedulers are then known.
-    texts = sorted(_overrides(argv), key=lambda t: t.lstrip("+~").split("=", 1)[0] != "plugins")
+    # In declaration order, as validate checks them: plug-ins before the schedulers they add.
+    order = {name: i for i, name in enumerate(SETTINGS)}
+    texts = sorted(_overrides(argv),
+                   key=lambda t: order.get(t.lstrip("+~").split("=", 1)[0].split(".")[0],
+                                           len(order)))
     for text in texts:
         try:
             override = parser.parse_override(text)
@@ -153,8 +160,8 @@ def precheck(argv: list[str]) -> None:
                 if str(value) not in known:
                     raise InputError(key, f"unknown preset {value!r} (known: {', '.join(known)})")
             continue
-        if key not in RULES and key != "hardware" and not key.startswith("hardware."):
-            raise InputError(key, f"unknown key (known: {', '.join(sorted(RULES))}, "
+        if key not in SETTINGS and not key.startswith("hardware."):
+            raise InputError(key, f"unknown key (known: {', '.join(sorted(SETTINGS))}, "
                              "hardware.*)")
         for value in values:
             check_value(key, value)

@@ -19,17 +19,18 @@ from bacepipe.model.batch import ScenarioBatch
 from bacepipe.model.generate import generate_batch
 from bacepipe.model.tables import DATASETS
 from bacepipe.policies import load_plugins
+from bacepipe.settings import COLUMNS, SweepSettings
 from bacepipe.sim.run import raise_for_status
-from bacepipe.sweep.config import SweepSettings
 from bacepipe.sweep.verify import check_chunk
 
-#: Columns of the runs table, in order: identity, SPEC §10 metrics (all float64), then
-#: ``plan_slack`` (SPEC §14: the setting of spt_plan, on every row of the point), then the
-#: yardsticks of SPEC §15, per topology (the same on every scheduler's row): ``lower_bound_h``
-#: (float64, the core's LB; null when a job can never fit), ``opt_avg_jct_h`` (float64, OPT of
+#: Columns of the runs table, in order: identity, SPEC §10 metrics (all float64), then the
+#: settings declared as columns (:data:`bacepipe.settings.COLUMNS`: ``plan_slack``, SPEC §14's
+#: setting of spt_plan, on every row of the point), then the yardsticks of SPEC §15, per
+#: topology (the same on every scheduler's row): ``lower_bound_h`` (float64, the core's LB; null
+#: when a job can never fit), ``opt_avg_jct_h`` (float64, OPT of
 #: :func:`bacepipe.optimal.solve_batch`) and ``opt_proven`` (bool), both null unless
 #: ``optimal=true`` (and ``opt_avg_jct_h`` null when CP-SAT found nothing in time).
-RUN_COLUMNS = ("seed", "topology", "scheduler", *METRICS, "plan_slack", "lower_bound_h",
+RUN_COLUMNS = ("seed", "topology", "scheduler", *METRICS, *COLUMNS, "lower_bound_h",
                "opt_avg_jct_h", "opt_proven")
 #: Columns of the per-job table (SPEC §10), in order. ``path_gpus`` and ``path_gpu_types`` are
 #: the GPU count and the GPU type name (SPEC §16; "" for a region without a type) of each region
@@ -53,23 +54,9 @@ class ChunkSpec(NamedTuple):
 
 
 def make_batch(s: SweepSettings, start: int, stop: int) -> ScenarioBatch:
-    """Topologies ``start .. stop-1`` of a point as one batch: exactly what
-    ``generate_scenario`` gives for each row, so any row can be replayed."""
-    return generate_batch(
-        s.scenario, s.seed, np.arange(start, stop), bandwidth_scale=s.bandwidth_scale,
-        gpu_scale=s.gpu_scale, num_jobs=s.num_jobs, num_regions=s.num_regions,
-        hardware=s.hardware, start_rule=s.start_rule, plan_slack=s.plan_slack,
-        gpu_mix=s.gpu_mix, **s.extensions)
-
-
-def check_status(batch: ScenarioBatch, result: BatchResult, start: int) -> None:
-    """Raise the InputError of the first failed run, naming its global topology index."""
-    bad = np.argwhere(result.status != STATUS_OK)
-    if bad.size:
-        # raise_for_status reports the same (first, row-major) run; we only fix the topology
-        # index, which it knows within the chunk alone.
-        raise_for_status(batch, result, where=f"topology {start + int(bad[0][0])}, "
-                                              "{scheduler}: ")
+    """Topologies ``start .. stop-1`` of a point as one batch, from its world settings: exactly
+    what ``generate_scenario`` gives for each row, so any row can be replayed."""
+    return generate_batch(topologies=np.arange(start, stop), **s.world())
 
 
 def optimum(spec: ChunkSpec, batch: ScenarioBatch, result: BatchResult) -> dict[str, np.ndarray]:
@@ -101,7 +88,8 @@ def run_columns(spec: ChunkSpec, result: BatchResult, s: int,
     }
     for i, name in enumerate(METRICS):
         out[name] = np.ascontiguousarray(result.metrics[:, s, i], dtype=np.float64)
-    out["plan_slack"] = np.full(t, spec.settings.plan_slack, dtype=np.float64)
+    for name, value in spec.settings.columns().items():
+        out[name] = np.full(t, value)
     out["lower_bound_h"] = np.ascontiguousarray(result.lower_bound_h, dtype=np.float64)
     if opt is None:
         out["opt_avg_jct_h"] = np.full(t, np.nan)
@@ -173,22 +161,22 @@ def run_chunk(spec: ChunkSpec) -> dict:
         With ``validate=true``: a schedule breaks SPEC §4 (:mod:`bacepipe.sweep.verify`).
     """
     s = spec.settings
+    batch, rules = make_batch(s, spec.start, spec.stop), s.rules()
     # A worker is a fresh process: the plug-ins' schedulers must be registered there too
     # (idempotent where they already are).
     load_plugins(s.plugins)
-    batch = make_batch(s, spec.start, spec.stop)
-    result = simulate_batch(batch, spec.schedulers)
+    result = simulate_batch(batch, spec.schedulers, rules)
+    stops = result.status
     if s.unplaceable == "record":
         # a part's decision against SPEC §4 is a bug of the plug-in, not a run to record
-        wrong = result.status == STATUS_BAD_DECISION
-        check_status(batch, result._replace(status=np.where(wrong, result.status, STATUS_OK)),
-                     spec.start)
-        failed = result.status != STATUS_OK
-        result.metrics[failed] = np.nan
-        for per_job in (result.start_s, result.end_s, result.cost):
-            per_job[failed] = np.nan
-    else:
-        check_status(batch, result, spec.start)
+        stops = np.where(result.status == STATUS_BAD_DECISION, result.status, STATUS_OK)
+    # The first failed run that stops the sweep, named by its topology's index in the point.
+    raise_for_status(batch, rules, result._replace(status=stops),
+                     "topology {topology}, {scheduler}: ", spec.start)
+    failed = result.status != STATUS_OK
+    result.metrics[failed] = np.nan
+    for per_job in (result.start_s, result.end_s, result.cost):
+        per_job[failed] = np.nan
     if s.validate:
         check_chunk(batch, result, spec.start)
     opt = optimum(spec, batch, result) if s.optimal else None

@@ -1,9 +1,11 @@
-"""On-disk layout of sweep results, atomic writes, and what a re-run may skip.
+"""On-disk layout of sweep results, the point's lock, and what a re-run may skip (the result
+tables themselves are :mod:`bacepipe.sweep.tables`).
 
 Layout under ``results_dir``: hive partitions of a FIXED depth, every level always written
-(:data:`LEVELS`, in this order), so polars, pyarrow and duckdb read any results directory as
-one dataset (with the key types of ``bacepipe.analysis.HIVE_SCHEMA``, given to pyarrow as
-``HIVE_PARTITIONING`` and to duckdb as ``DUCKDB_HIVE_TYPES``, the numeric keys read as numbers)::
+(:data:`~bacepipe.settings.LEVELS`: the settings declared as levels, in declaration order), so
+polars, pyarrow and duckdb read any results directory as one dataset (with the key types of
+``bacepipe.analysis.HIVE_SCHEMA``, given to pyarrow as ``HIVE_PARTITIONING`` and to duckdb as
+``DUCKDB_HIVE_TYPES``, the numeric keys read as numbers)::
 
     runs/scenario=<s>/bandwidth_scale=<x>/gpu_scale=<y>/num_jobs=<n>/arrivals=<a>/latency=<l>/
         memory_model=<m>/price_profile=<p>/start_rule=<r>/gpu_mix=<g>/point=<id>/
@@ -14,13 +16,14 @@ one dataset (with the key types of ``bacepipe.analysis.HIVE_SCHEMA``, given to p
 A SPEC §12 switch left to the scenario (null in the config) is written ``default``; Poisson
 arrivals as ``poisson-<rate per h>``, trace arrivals as ``trace-<file stem>``.
 
-``<id>`` = ``s<seed>-r<num_regions>-t<topologies>-<hash>-c<code>``: the hash covers every other
-setting that changes a row (scenario file content, hardware, switches, plan_slack), ``<code>``
-is the start of :func:`bacepipe.source_hash`, so results of other settings or other code never
-share a directory. The schedulers are not part of it: each chunk file holds topologies
-``a .. b-1`` (zero-padded) of ONE scheduler, so adding a scheduler to a point only adds files.
-A plug-in scheduler's file records the scheduler's identity (its parts and its plug-in file's
-content hash) in the Parquet metadata; a file of another identity is simulated again.
+``<id>`` = ``s<seed>-r<num_regions>-t<topologies>-<hash>-c<code>``: the hash covers every
+setting that changes a row (:meth:`bacepipe.settings.SweepSettings.identity`) and the world of
+topology 0 (so a scenario or trace file counts by its content), ``<code>`` is the start of
+:func:`bacepipe.source_hash`, so results of other settings or other code never share a
+directory. The schedulers are not part of it: each chunk file holds topologies ``a .. b-1``
+(zero-padded) of ONE scheduler, so adding a scheduler to a point only adds files. A plug-in
+scheduler's file records the scheduler's identity (its parts and its plug-in file's content hash) in
+the Parquet metadata; a file of another identity is simulated again.
 
 A file appears under its final name only by ``os.replace`` of a fully written and fsynced
 temporary (``.<name>.<pid>.tmp`` in the same directory), so a ``*.parquet`` file that exists is
@@ -44,38 +47,22 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import NamedTuple
 
-import polars as pl
-import pyarrow as pa
 import pyarrow.parquet as pq
 
 from bacepipe.errors import InputError
-from bacepipe.io import atomic_write
+from bacepipe.settings import LEVELS
 
 try:
     import fcntl
 except ImportError:  # Windows: no lock (two runs of one point must not overlap there)
     fcntl = None
-from bacepipe.sweep.chunks import JOB_COLUMNS, RUN_COLUMNS
 
 #: Bumped when a change of the layout or of the row format makes old results unreadable as is.
 FORMAT_VERSION = 2
 
 RUNS, JOBS, MANIFESTS = "runs", "jobs", "manifests"
-#: The hive levels of every point, in path order (then ``point=``).
-LEVELS = ("scenario", "bandwidth_scale", "gpu_scale", "num_jobs", "arrivals", "latency",
-          "memory_model", "price_profile", "start_rule", "gpu_mix")
-#: The level value of a SPEC §12 switch left to the scenario (null in the config).
-SCENARIO_DEFAULT = "default"
 #: Parquet metadata key of a chunk file: the identity of its scheduler ("" for a built-in).
 SCHEDULER_KEY = b"bacepipe.scheduler_identity"
-
-_INT = ("seed", "topology", "job", "k_star", "gpus", "regions")
-_STR = ("scheduler", "name", "model", "dataset", "path", "path_gpus", "path_gpu_types")
-_BOOL = ("opt_proven",)
-RUN_SCHEMA = pa.schema([(c, pa.int64() if c in _INT else pa.string() if c in _STR
-                         else pa.bool_() if c in _BOOL else pa.float64()) for c in RUN_COLUMNS])
-JOB_SCHEMA = pa.schema([(c, pa.int64() if c in _INT else pa.string() if c in _STR
-                         else pa.float64()) for c in JOB_COLUMNS])
 
 _CHUNK_RE = re.compile(r"chunk-(\d+)-(\d+)-(\w+)\.parquet")
 
@@ -105,29 +92,9 @@ def other_code_points(paths: PointPaths) -> list[str]:
     return sorted(p.name.split("=", 1)[1] for p in found if p.name != paths.runs.name)
 
 
-def level_values(scenario_label: str, bandwidth_scale: float, gpu_scale: float, num_jobs: int,
-                 extensions: dict, start_rule: str, gpu_mix: str) -> dict[str, str]:
-    """The value of every level of :data:`LEVELS` (floats as Python writes them: ``1.0``)."""
-    arrivals = extensions.get("arrivals")
-    if arrivals == "poisson":
-        arrivals = f"poisson-{float(extensions['arrival_rate_per_h'])!r}"
-    elif arrivals == "trace":
-        arrivals = f"trace-{Path(extensions['trace']).stem}"
-    return {
-        "scenario": scenario_label,
-        "bandwidth_scale": repr(float(bandwidth_scale)),
-        "gpu_scale": repr(float(gpu_scale)),
-        "num_jobs": str(int(num_jobs)),
-        "arrivals": arrivals or SCENARIO_DEFAULT,
-        **{k: str(extensions.get(k) or SCENARIO_DEFAULT)
-           for k in ("latency", "memory_model", "price_profile")},
-        "start_rule": start_rule,
-        "gpu_mix": gpu_mix,
-    }
-
-
 def partition(levels: dict[str, str]) -> Path:
-    """The hive partition path of :func:`level_values`."""
+    """The hive partition path of the level values ``levels``
+    (:meth:`bacepipe.settings.SweepSettings.levels`)."""
     return Path(*(f"{key}={levels[key]}" for key in LEVELS))
 
 
@@ -170,39 +137,11 @@ def chunk_ranges(topologies: int, chunk_size: int) -> list[tuple[int, int]]:
     return [(a, min(a + chunk_size, topologies)) for a in range(0, topologies, chunk_size)]
 
 
-# --------------------------------------------------------------------------- atomic writes
-
-
-def _unwritable(path: Path, err: OSError) -> InputError:
+def unwritable(path: Path, err: OSError) -> InputError:
     """The one-line error of a results directory that cannot take a file (EACCES, EROFS,
     ENOSPC, a file where a directory should be)."""
     where = err.filename if isinstance(err.filename, str) else str(path)
     return InputError("results_dir", f"cannot write {where!r}: {err.strerror or err}")
-
-
-def _atomic_write(path: Path, write) -> None:
-    """:func:`bacepipe.io.atomic_write`, with an OSError as the results directory's one line."""
-    try:
-        atomic_write(path, write)
-    except OSError as err:
-        raise _unwritable(path, err) from None
-
-
-def write_table(path: Path, columns: dict, schema: pa.Schema, identity: str = "") -> None:
-    """Write columns (dict of arrays, in ``schema`` order) as one Parquet file, atomically;
-    ``identity``: the scheduler's (:data:`SCHEDULER_KEY`)."""
-    # from_pandas: NaN becomes null, the mark of a run that could not finish (unplaceable=record)
-    table = pa.table({name: pa.array(columns[name], type=schema.field(name).type,
-                                     from_pandas=True)
-                      for name in schema.names},
-                     schema=schema.with_metadata({SCHEDULER_KEY: identity.encode()}))
-    _atomic_write(path, lambda f: pq.write_table(table, f))
-
-
-def write_json(path: Path, data: dict) -> None:
-    """Write ``data`` as indented JSON, atomically."""
-    text = json.dumps(data, indent=2, sort_keys=False) + "\n"
-    _atomic_write(path, lambda f: f.write(text.encode()))
 
 
 # --------------------------------------------------------------------------- resume
@@ -272,7 +211,7 @@ def _acquire(lock: Path, on_wait, created: set[Path]) -> int:
             last = err
             continue
         except OSError as err:
-            raise _unwritable(lock, err) from None
+            raise unwritable(lock, err) from None
         if fcntl is None:
             return fd
         try:
@@ -291,7 +230,7 @@ def _acquire(lock: Path, on_wait, created: set[Path]) -> int:
             os.close(fd)
             raise
         os.close(fd)
-    raise _unwritable(lock, last or OSError(errno.EAGAIN, "the lock file kept being replaced"))
+    raise unwritable(lock, last or OSError(errno.EAGAIN, "the lock file kept being replaced"))
 
 
 @contextlib.contextmanager
@@ -341,6 +280,48 @@ def point_lock(paths: PointPaths, on_wait=None) -> Iterator[Path]:
             os.close(fd)  # releases the lock
 
 
+class Plan(NamedTuple):
+    """What a run of a point does (:func:`plan`).
+
+    todo : (start, stop, schedulers) per topology range that lacks some scheduler's chunk file,
+        naming only the missing schedulers (in the point's order).
+    done : chunk files (one per range and scheduler) already complete on disk.
+    notes : why results on disk are not used, one line each.
+    """
+
+    todo: list[tuple[int, int, tuple[str, ...]]]
+    done: int
+    notes: list[str]
+
+
+def plan(paths: PointPaths, ranges: list[tuple[int, int]], identities: dict[str, str],
+         save_jobs: bool) -> Plan:
+    """The chunks of the point still to run: those whose runs file (and jobs file, with
+    ``save_jobs``) is not complete on disk under the scheduler's identity.
+
+    Parameters
+    ----------
+    identities : scheduler -> identity of its files (:func:`complete_chunks`), in the point's
+        order of schedulers.
+
+    Raises
+    ------
+    InputError
+        The point's folder holds chunks of another chunk_size (:func:`complete_chunks`).
+    """
+    done, stale = complete_chunks(paths.runs, ranges, identities)
+    if save_jobs:
+        done &= complete_chunks(paths.jobs, ranges, identities)[0]
+    notes = [] if done else [
+        f"point {old} was computed by other code (the sources changed); running these "
+        f"settings anew as point {paths.point_id}" for old in other_code_points(paths)]
+    notes += [f"{name}: {count} chunks were computed by another version of its plug-in; "
+              "running them again" for name, count in stale.items()]
+    todo = [(start, stop, missing) for start, stop in ranges
+            if (missing := tuple(s for s in identities if ((start, stop), s) not in done))]
+    return Plan(todo, len(done), notes)
+
+
 def complete_chunks(directory: Path, ranges: list[tuple[int, int]],
                     identities: dict[str, str]) -> tuple[set, dict[str, int]]:
     """The planned (range, scheduler) pairs that already have a chunk file in ``directory``.
@@ -383,30 +364,3 @@ def complete_chunks(directory: Path, ranges: list[tuple[int, int]],
                 continue
         done.add((rng, name))
     return done, stale
-
-
-def chunk_files(directory: Path, ranges: list[tuple[int, int]], schedulers) -> list[Path]:
-    """The chunk files of ``ranges`` × ``schedulers``, in topology order, then scheduler order."""
-    return [directory / chunk_name(a, b, s) for a, b in sorted(ranges) for s in schedulers]
-
-
-def scan_runs(paths: PointPaths, ranges: list[tuple[int, int]], schedulers) -> pl.LazyFrame:
-    """The point's runs rows for ``ranges`` × ``schedulers``, lazily: a summary of 100,000
-    topologies streams through the files instead of holding them in memory."""
-    files = [str(f) for f in chunk_files(paths.runs, ranges, schedulers)]
-    if not files:
-        return pl.from_arrow(RUN_SCHEMA.empty_table()).lazy()
-    return pl.scan_parquet(files)
-
-
-def read_chunk(directory: Path, start: int, stop: int, scheduler: str,
-               columns: list[str]) -> dict:
-    """Some columns of one complete chunk file, as numpy arrays."""
-    table = pq.read_table(directory / chunk_name(start, stop, scheduler), columns=columns)
-    return {name: table.column(name).to_numpy() for name in columns}
-
-
-def count_rows(directory: Path, ranges: list[tuple[int, int]], schedulers) -> int:
-    """Rows in the chunk files of ``ranges`` × ``schedulers`` (from the Parquet footers)."""
-    return sum(pq.ParquetFile(f).metadata.num_rows
-               for f in chunk_files(directory, ranges, schedulers))
